@@ -1,0 +1,3 @@
+/* placeholder, replaced by the real CLI */
+#include <stdio.h>
+int main(void) { puts("ptdecode: not yet"); return 1; }

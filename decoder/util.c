@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+#include "util.h"
+#include "ptdecode.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+void util_errf(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!buf || !len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+}
+
+int util_grow(void **arr, size_t *cap, size_t n, size_t esz)
+{
+	size_t ncap;
+	void *p;
+
+	if (n <= *cap)
+		return 0;
+	ncap = *cap ? *cap : 16;
+	while (ncap < n) {
+		if (ncap > SIZE_MAX / 2 / esz)
+			return -1;
+		ncap *= 2;
+	}
+	p = realloc(*arr, ncap * esz);
+	if (!p)
+		return -1;
+	*arr = p;
+	*cap = ncap;
+	return 0;
+}
+
+int util_map_file(const char *path, struct util_map *m, char *err, size_t errlen)
+{
+	struct stat st;
+	int fd;
+	void *p;
+
+	m->data = NULL;
+	m->size = 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		util_errf(err, errlen, "cannot open %s: %s", path, strerror(errno));
+		return PTD_ERR_IO;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		util_errf(err, errlen, "%s is not a regular file", path);
+		close(fd);
+		return PTD_ERR_IO;
+	}
+	if (st.st_size == 0) {
+		close(fd);
+		m->data = (const uint8_t *)"";
+		return 0;
+	}
+	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED) {
+		util_errf(err, errlen, "cannot map %s: %s", path, strerror(errno));
+		return PTD_ERR_IO;
+	}
+	m->data = p;
+	m->size = (size_t)st.st_size;
+	return 0;
+}
+
+void util_unmap(struct util_map *m)
+{
+	if (m->size)
+		munmap((void *)m->data, m->size);
+	m->data = NULL;
+	m->size = 0;
+}

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/* util - small helpers shared by the library's stages (no state). */
+#ifndef PTD_UTIL_H
+#define PTD_UTIL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* snprintf into an error buffer; safe with buf == NULL. */
+void util_errf(char *buf, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Grows *arr (element size esz) so that it holds at least n elements.
+ * Returns 0, or -1 when out of memory (the old array stays valid). */
+int util_grow(void **arr, size_t *cap, size_t n, size_t esz);
+
+/* A read-only mapping of a whole file. */
+struct util_map {
+	const uint8_t *data;
+	size_t size;
+};
+/* Returns 0, or a negative enum ptd_error with a message in err. */
+int util_map_file(const char *path, struct util_map *m, char *err, size_t errlen);
+void util_unmap(struct util_map *m);
+
+static inline uint16_t util_le16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
+static inline uint32_t util_le32(const uint8_t *p)
+{ return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
+static inline uint64_t util_le64(const uint8_t *p)
+{ return (uint64_t)util_le32(p) | (uint64_t)util_le32(p + 4) << 32; }
+
+#endif

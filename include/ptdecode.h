@@ -1,0 +1,307 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ptdecode.h - the public interface of libptdecode.
+ *
+ * libptdecode reconstructs the exact control flow of a program from an
+ * Intel PT (and, later, Arm CoreSight) hardware trace.  It reads
+ *
+ *   - capture directories written by ptcapture or ptsynth (NAME.ptd/),
+ *   - perf.data files written by `perf record -e intel_pt//`,
+ *   - raw Intel PT byte streams plus memory images (like libipt's ptxed),
+ *
+ * and produces a stream of flow events: executed instructions, and events
+ * that say where tracing started or stopped, where time advanced, where the
+ * process changed, and where and why the flow could not be decoded.
+ *
+ * Rules every function follows:
+ *   - Nothing here prints, exits or aborts.  Failures are returned as a
+ *     negative enum ptd_error value; ptd_strerror() names it and, for a
+ *     session, ptd_errmsg() says what exactly went wrong and what to do.
+ *   - There is no global state.  Distinct sessions may be used from distinct
+ *     threads at the same time; one session is not thread-safe.
+ *   - Options structs begin with their own size (set .sz = sizeof(struct)),
+ *     so the library can grow them without breaking existing callers.
+ *
+ * Minimal use:
+ *
+ *   struct ptd_session *s;
+ *   struct ptd_event ev;
+ *   if (ptd_open(&s, "trace.ptd", NULL) < 0) { puts(ptd_errmsg(s)); ... }
+ *   while (ptd_next(s, &ev) == 0)
+ *       if (ev.kind == PTD_EV_INSN) printf("%#llx\n", (unsigned long long)ev.ip);
+ *   ptd_close(s);
+ */
+#ifndef PTDECODE_H
+#define PTDECODE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define PTD_API __attribute__((visibility("default")))
+#else
+#define PTD_API
+#endif
+
+#define PTD_VERSION_MAJOR 0
+#define PTD_VERSION_MINOR 1
+#define PTD_VERSION_PATCH 0
+
+/* Library version as "MAJOR.MINOR.PATCH". */
+PTD_API const char *ptd_version(void);
+
+/* ------------------------------------------------------------------ */
+/* Errors                                                              */
+/* ------------------------------------------------------------------ */
+
+enum ptd_error {
+	PTD_OK = 0,
+	PTD_ERR_NOMEM = -1,       /* out of memory */
+	PTD_ERR_INVAL = -2,       /* invalid argument */
+	PTD_ERR_IO = -3,          /* cannot open, read or map a file */
+	PTD_ERR_FORMAT = -4,      /* input is not in a format ptdecode reads */
+	PTD_ERR_TRUNCATED = -5,   /* input ends in the middle of a structure */
+	PTD_ERR_CORRUPT = -6,     /* input is internally inconsistent */
+	PTD_ERR_UNSUPPORTED = -7, /* valid input that this build cannot decode */
+	PTD_ERR_NO_TRACE = -8,    /* input holds no trace data to decode */
+	PTD_ERR_NO_AUXINFO = -9,  /* AUX trace data without AUXTRACE_INFO */
+	PTD_ERR_NO_IMAGE = -10,   /* code bytes for an address are missing */
+	PTD_ERR_DECODE = -11,     /* the trace decoder reported an error */
+	PTD_ERR_END = -12,        /* end of the event stream (not a failure) */
+	PTD_ERR_LIMIT = -13,      /* a configured resource limit was reached */
+};
+
+/* Short, static description of an error code (never NULL). */
+PTD_API const char *ptd_strerror(int err);
+
+/* ------------------------------------------------------------------ */
+/* Opening a trace                                                     */
+/* ------------------------------------------------------------------ */
+
+/* An image given on the command line for raw traces (like ptxed's --raw
+ * and --elf).  Exactly one of the forms is used, chosen by .kind. */
+enum ptd_raw_image_kind {
+	PTD_RAW_BYTES = 0,   /* file contents loaded at .addr */
+	PTD_RAW_ELF = 1,     /* ELF file; PT_LOAD segments at their vaddr,
+			      * shifted so the first one lands at .addr when
+			      * .has_addr is set */
+	PTD_RAW_PAGES = 2,   /* a page cache: .path is an array of LE u64 page
+			      * addresses, .path2 holds one 4096-byte page per
+			      * address in the same order */
+};
+
+struct ptd_raw_image {
+	enum ptd_raw_image_kind kind;
+	const char *path;
+	const char *path2;
+	uint64_t addr;
+	int has_addr;
+};
+
+enum ptd_open_flags {
+	/* Decode every address with the last version of its bytes, ignoring
+	 * time (debug: shows why versioning matters). */
+	PTD_OPEN_NO_VERSIONING = 1u << 0,
+};
+
+struct ptd_open_opts {
+	size_t sz;                 /* sizeof(struct ptd_open_opts) */
+	unsigned int flags;        /* enum ptd_open_flags */
+
+	/* Where images named by the trace's sideband are looked up. */
+	const char *sysroot;       /* prefix for absolute paths in MMAP records */
+	const char *const *search_path; /* NULL-terminated list of directories
+					 * searched by file name and by
+					 * build id (DIR/.build-id/xx/yyyy.debug
+					 * and DIR/xx/yyyy/elf) */
+	const char *vmlinux;       /* kernel ELF image */
+	const char *kallsyms;      /* kernel symbols (e.g. /proc/kallsyms copy) */
+
+	/* Raw mode: trace bytes without perf.data (path given to ptd_open is
+	 * the trace file). */
+	const struct ptd_raw_image *raw_images;
+	size_t n_raw_images;
+	const char *cpu;           /* "F/M[/S]" or "none"; raw mode only */
+
+	/* Limits (0 = no limit). */
+	uint64_t max_insns;        /* stop after this many instructions */
+	uint64_t time_start;       /* perf-clock ns; events before are skipped */
+	uint64_t time_end;         /* perf-clock ns; stop after */
+};
+
+/* Input kinds ptd_open recognises. */
+enum ptd_input_kind {
+	PTD_INPUT_AUTO = 0,        /* guess from the path */
+	PTD_INPUT_CAPTURE_DIR,     /* NAME.ptd directory */
+	PTD_INPUT_PERF_DATA,       /* perf.data (file or pipe mode) */
+	PTD_INPUT_RAW_PT,          /* raw Intel PT bytes */
+};
+
+struct ptd_session;
+
+/* Opens a trace.  *out is set even on failure (unless memory ran out, then
+ * it is NULL) so that ptd_errmsg(*out) can tell what went wrong; always
+ * release it with ptd_close().  opts may be NULL for defaults. */
+PTD_API int ptd_open(struct ptd_session **out, const char *path,
+		     const struct ptd_open_opts *opts);
+
+/* Like ptd_open, with the input kind forced. */
+PTD_API int ptd_open_kind(struct ptd_session **out, const char *path,
+			  enum ptd_input_kind kind,
+			  const struct ptd_open_opts *opts);
+
+PTD_API void ptd_close(struct ptd_session *s);
+
+/* The message for the most recent failure or warning of the session, naming
+ * the problem and what to do ("" when there was none).  Never NULL, valid
+ * until the next call on the session. */
+PTD_API const char *ptd_errmsg(const struct ptd_session *s);
+
+/* Warnings collected while opening (e.g. "perf.data truncated at offset N:
+ * read up to the last whole record").  Returns the number of warnings;
+ * ptd_warning(s, i) returns the i-th, or NULL. */
+PTD_API size_t ptd_warning_count(const struct ptd_session *s);
+PTD_API const char *ptd_warning(const struct ptd_session *s, size_t i);
+
+/* ------------------------------------------------------------------ */
+/* Flow events                                                         */
+/* ------------------------------------------------------------------ */
+
+enum ptd_event_kind {
+	PTD_EV_INSN = 1,      /* an instruction executed: ip, size, raw,
+			       * iclass, mode */
+	PTD_EV_ENABLED,       /* tracing (re)started at ip */
+	PTD_EV_DISABLED,      /* tracing stopped; ip = next IP if known */
+	PTD_EV_ASYNC,         /* asynchronous transfer (interrupt, fault,
+			       * signal delivery) from ip to addr */
+	PTD_EV_OVERFLOW,      /* the trace hardware lost packets; resumes at
+			       * ip if known */
+	PTD_EV_PAGING,        /* CR3 / address space change: addr = CR3 */
+	PTD_EV_EXEC_MODE,     /* execution mode change: mode */
+	PTD_EV_SWITCH,        /* the decoded thread changed: pid, tid */
+	PTD_EV_TIME,          /* time advanced (only when asked for) */
+	PTD_EV_ERROR,         /* decode error: error, offset, ip, msg; the
+			       * decoder resynchronises after it */
+	PTD_EV_GAP,           /* a stretch that could not be decoded:
+			       * [ip, addr) when known, reason in msg */
+	PTD_EV_LOST,          /* trace or sideband data lost (LOST record,
+			       * AUX truncation): count in addr */
+	PTD_EV_TSX,           /* transactional state change */
+	PTD_EV_PTWRITE,       /* PTWRITE payload in addr */
+	PTD_EV_POWER,         /* power events (mwait, pwre, pwrx, exstop) */
+};
+
+/* Instruction classes (same meaning as libipt's enum pt_insn_class). */
+enum ptd_insn_class {
+	PTD_IC_UNKNOWN = 0,
+	PTD_IC_OTHER,
+	PTD_IC_CALL,
+	PTD_IC_RETURN,
+	PTD_IC_JUMP,
+	PTD_IC_COND_JUMP,
+	PTD_IC_FAR_CALL,      /* syscall, sysenter, int, far call */
+	PTD_IC_FAR_RETURN,    /* sysret, iret, far ret */
+	PTD_IC_FAR_JUMP,
+	PTD_IC_PTWRITE,
+	PTD_IC_IND_CALL,      /* refinements where known */
+	PTD_IC_IND_JUMP,
+};
+
+enum ptd_exec_mode {
+	PTD_MODE_UNKNOWN = 0,
+	PTD_MODE_16,
+	PTD_MODE_32,
+	PTD_MODE_64,
+	PTD_MODE_ARM32,
+	PTD_MODE_THUMB,
+	PTD_MODE_A64,
+};
+
+enum ptd_event_flags {
+	PTD_EVF_TIME_VALID = 1u << 0,   /* .time is meaningful */
+	PTD_EVF_IP_SUPPRESSED = 1u << 1,/* the event's IP is not known */
+	PTD_EVF_SPECULATIVE = 1u << 2,
+	PTD_EVF_TRUNCATED = 1u << 3,    /* instruction spans two images */
+	PTD_EVF_STATUS = 1u << 4,       /* status update (e.g. after PSB) */
+};
+
+struct ptd_event {
+	uint16_t kind;        /* enum ptd_event_kind */
+	uint8_t iclass;       /* enum ptd_insn_class (PTD_EV_INSN) */
+	uint8_t mode;         /* enum ptd_exec_mode */
+	uint8_t size;         /* instruction size in bytes */
+	uint8_t raw[15];      /* instruction bytes */
+	uint32_t flags;       /* enum ptd_event_flags */
+	int32_t error;        /* PTD_EV_ERROR: enum ptd_error */
+	int32_t cpu;          /* -1 when unknown */
+	int32_t pid, tid;     /* -1 when unknown */
+	uint32_t queue;       /* index of the trace queue (0..n-1) */
+	uint64_t ip;          /* instruction or event address */
+	uint64_t addr;        /* second address or value (see kinds) */
+	uint64_t time;        /* perf clock ns (PTD_EVF_TIME_VALID) */
+	uint64_t tsc;         /* raw timestamp counter, 0 if none */
+	uint64_t offset;      /* trace offset of the packet in the queue's
+			       * byte stream (errors, gaps, events) */
+	const char *msg;      /* PTD_EV_ERROR/GAP/LOST: what and why; valid
+			       * until the next ptd_next() */
+};
+
+/* Returns 0 and fills *ev with the next event, PTD_ERR_END at the end, or
+ * another negative error when decoding cannot go on at all.  Decode errors
+ * that the decoder recovers from are events (PTD_EV_ERROR), not return
+ * values. */
+PTD_API int ptd_next(struct ptd_session *s, struct ptd_event *ev);
+
+/* ------------------------------------------------------------------ */
+/* Queries                                                             */
+/* ------------------------------------------------------------------ */
+
+/* Counters, valid at any time; final after PTD_ERR_END. */
+struct ptd_stats {
+	size_t sz;                  /* sizeof(struct ptd_stats) */
+	uint64_t instructions;
+	uint64_t errors;            /* PTD_EV_ERROR events */
+	uint64_t gaps;              /* PTD_EV_GAP events */
+	uint64_t lost;              /* records/bytes lost, from LOST and
+				     * AUX truncation records */
+	uint64_t lost_records;      /* PERF_RECORD_LOST + LOST_SAMPLES */
+	uint64_t aux_truncated;     /* AUX records with the truncated flag */
+	uint64_t aux_partial;
+	uint64_t overflows;         /* PTD_EV_OVERFLOW */
+	uint64_t trace_bytes;       /* AUX bytes in all queues */
+	uint64_t queues;
+	uint64_t sideband_records;
+};
+
+PTD_API int ptd_get_stats(const struct ptd_session *s, struct ptd_stats *st);
+
+/* Symbol for an address in the context of a pid (-1: kernel/any).
+ * Writes "name" into buf and the offset from its start into *off.
+ * Returns 0, or PTD_ERR_NO_IMAGE when no symbol is known. */
+PTD_API int ptd_symbolize(struct ptd_session *s, int pid, uint64_t addr,
+			  char *buf, size_t len, uint64_t *off);
+
+/* Name of the image (file, [vdso], bpf_prog_..., ...) that holds addr at
+ * the session's current decode time. */
+PTD_API const char *ptd_image_name(struct ptd_session *s, int pid,
+				   uint64_t addr);
+
+/* Source file:line for an address, when debug information is available.
+ * Returns 0 and fills file/line, or PTD_ERR_NO_IMAGE. */
+PTD_API int ptd_source_line(struct ptd_session *s, int pid, uint64_t addr,
+			    char *file, size_t len, unsigned int *line);
+
+/* Textual name of an event kind ("insn", "enabled", ...). */
+PTD_API const char *ptd_event_kind_name(int kind);
+/* Textual name of an instruction class ("call", "cond", ...). */
+PTD_API const char *ptd_iclass_name(int iclass);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PTDECODE_H */
