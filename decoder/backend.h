@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * backend - the interface between a trace decoder (Intel PT on libipt,
+ * CoreSight on OpenCSD) and the session that drives it.
+ *
+ * A backend turns the trace bytes of its queues into ptd_events, reading
+ * code through the image store at the time it has reached.  It knows
+ * nothing of sinks or of the input format the trace came from.
+ */
+#ifndef PTD_BACKEND_H
+#define PTD_BACKEND_H
+
+#include "ptdecode.h"
+
+struct backend {
+	/* Fills *ev with the next event: 0, PTD_ERR_END, or a negative
+	 * error when nothing more can be decoded.  ev->msg may point into
+	 * the backend and stays valid until the next call. */
+	int (*next)(struct backend *b, struct ptd_event *ev);
+	/* Message for the last failure, "" if none. */
+	const char *(*errmsg)(struct backend *b);
+	void (*destroy)(struct backend *b);
+};
+
+#endif
