@@ -38,6 +38,9 @@ struct imgstore_hit {
 	const char *origin;         /* where bytes came from: path of the file
 				     * or "text/<hash>.bin" */
 	int version_id;             /* stable id of the version (> 0) */
+	const char *elf_path;       /* ELF file the bytes belong to (for
+				     * symbols), NULL if none */
+	uint64_t pgoff;             /* file offset of start in elf_path */
 	int32_t pid;
 };
 
@@ -66,6 +69,11 @@ int imgstore_add_bytes(struct imgstore *st, int32_t pid, uint64_t start,
 int imgstore_add_copy(struct imgstore *st, int32_t pid, uint64_t start,
 		      uint64_t len, const uint8_t *bytes, uint64_t valid_from,
 		      uint64_t valid_to, const char *name);
+
+/* Names the ELF file (and the offset of the version's start in it) that a
+ * memory-backed version's bytes came from, so symbols can be found. */
+int imgstore_set_origin(struct imgstore *st, int version_id,
+			const char *elf_path, uint64_t pgoff);
 
 /* Ends, at time t, every open version of pid overlapping [start, start+len)
  * (munmap, KSYMBOL UNREGISTER, exec).  len == 0 ends all of pid's user

@@ -219,6 +219,9 @@ struct perfdata_record {
 	uint64_t file_offset;
 	const uint8_t *raw;
 	const struct perfdata_attr *attr;   /* attr that produced it, if known */
+	/* attr whose sample_type laid out sid and the SAMPLE body: attr, or
+	 * the first attr when the id is unknown (NULL: no attrs at all). */
+	const struct perfdata_attr *layout_attr;
 	struct perfdata_sample_id sid;
 
 	/* AUXTRACE only: payload that follows the record. */
@@ -255,6 +258,20 @@ void perfdata_aux_unmap(struct perfdata *pd, void *cookie);
 
 /* Warnings so far (truncation, unknown records skipped), NULL-terminated. */
 const char *const *perfdata_warnings(const struct perfdata *pd);
+
+/* Message for the last error perfdata_next()/perfdata_aux_map() returned
+ * ("" when none).  After PTD_ERR_UNSUPPORTED (a COMPRESSED record) the next
+ * perfdata_next() goes on after that record; other errors are final. */
+const char *perfdata_errmsg(const struct perfdata *pd);
+
+/* Sets the size of the record window (default 32 MiB, at least a page);
+ * tests use tiny windows to exercise remapping. */
+void perfdata_set_window(struct perfdata *pd, size_t bytes);
+
+/* "MMAP2", "AUXTRACE", ... or NULL for an unknown type. */
+const char *perfdata_record_name(uint32_t type);
+/* "build_id", "hostname", ... or NULL for an unknown feature bit. */
+const char *perfdata_feature_name(unsigned feat);
 
 /* Field accessors for record bodies (offsets after the 8-byte header).
  * Each returns 0 or PTD_ERR_CORRUPT when the record is too short. */
@@ -366,7 +383,8 @@ struct perfdata_sample {
 int perfdata_parse_sample(const struct perfdata_record *rec,
 			  struct perfdata_sample *s);
 
-/* TIME_CONV user record. */
+/* TIME_CONV user record.  perfdata_next() also copies the last TIME_CONV
+ * it returned into info.time_conv (pipe mode: already at open). */
 int perfdata_parse_time_conv(const struct perfdata_record *rec,
 			     struct perfdata_time_conv *tc);
 

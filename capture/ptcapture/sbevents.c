@@ -1,0 +1,290 @@
+/* SPDX-License-Identifier: MIT */
+#include "sbevents.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+struct sb_ring {
+	int fd, cpu;
+	uint64_t id;
+	struct perf_event_mmap_page *pg;
+	uint8_t *data;
+	size_t size;        /* data area bytes (power of two) */
+	size_t map_len;
+};
+
+struct sbevents {
+	struct perf_event_attr attr[SB_NKIND];
+	struct sb_ring *rings;   /* ncpus * SB_NKIND, kind-major */
+	uint64_t *ids[SB_NKIND];
+	int nrings[SB_NKIND];
+	int ncpus;
+	uint8_t *tmp;            /* joins records split at the ring's end */
+	size_t tmp_size;
+};
+
+static void make_attr(struct perf_event_attr *a, int kind, size_t ring_bytes)
+{
+	memset(a, 0, sizeof(*a));
+	a->type = PERF_TYPE_SOFTWARE;
+	a->config = PERF_COUNT_SW_DUMMY;
+	a->size = sizeof(*a);
+	a->sample_type = SB_SAMPLE_TYPE;
+	a->sample_id_all = 1;
+	a->use_clockid = 1;
+	a->clockid = SB_CLOCKID;
+	a->watermark = 1;
+	if (kind == SB_MAIN) {
+		a->mmap = 1;
+		a->mmap2 = 1;      /* only effective together with mmap */
+		a->comm = 1;
+		a->comm_exec = 1;
+		a->task = 1;
+		a->ksymbol = 1;
+		a->bpf_event = 1;
+		a->text_poke = 1;
+		a->wakeup_watermark = 1;
+	} else {
+		a->context_switch = 1;
+		a->wakeup_watermark = (uint32_t)(ring_bytes / 2);
+	}
+}
+
+static int perf_open(struct perf_event_attr *a, int cpu)
+{
+	return (int)syscall(SYS_perf_event_open, a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+static void explain(int e, char *err, size_t errlen)
+{
+	char par[32] = "?";
+	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
+
+	if (f) {
+		if (!fgets(par, sizeof(par), f))
+			strcpy(par, "?");
+		par[strcspn(par, "\n")] = 0;
+		fclose(f);
+	}
+	if (e == EACCES || e == EPERM)
+		snprintf(err, errlen, "system-wide perf events refused (%s): ptcapture needs "
+			 "CAP_PERFMON (or root), or kernel.perf_event_paranoid <= -1 "
+			 "(now %s); BPF text capture also needs CAP_BPF", strerror(e), par);
+	else
+		snprintf(err, errlen, "perf_event_open of the sideband dummy event: %s", strerror(e));
+}
+
+int sbevents_open(unsigned pages_main, unsigned pages_switch,
+		  struct sbevents **out, char *err, size_t errlen)
+{
+	long psz = sysconf(_SC_PAGESIZE);
+	int nconf = (int)sysconf(_SC_NPROCESSORS_CONF);
+	struct sbevents *sb;
+	unsigned pages[SB_NKIND] = { pages_main, pages_switch };
+
+	*out = NULL;
+	for (int k = 0; k < SB_NKIND; k++)
+		if (!pages[k] || (pages[k] & (pages[k] - 1))) {
+			snprintf(err, errlen, "ring size must be a power of two pages");
+			return -EINVAL;
+		}
+	sb = calloc(1, sizeof(*sb));
+	if (!sb || !(sb->rings = calloc((size_t)nconf * SB_NKIND, sizeof(*sb->rings))))
+		goto nomem;
+	sb->ncpus = nconf;
+	for (int k = 0; k < SB_NKIND; k++) {
+		size_t bytes = (size_t)pages[k] * (size_t)psz;
+
+		if (!(sb->ids[k] = calloc((size_t)nconf, sizeof(uint64_t))))
+			goto nomem;
+		make_attr(&sb->attr[k], k, bytes);
+		if (bytes > sb->tmp_size)
+			sb->tmp_size = bytes;
+		for (int cpu = 0; cpu < nconf; cpu++) {
+			struct sb_ring *r = &sb->rings[k * nconf + sb->nrings[k]];
+			int fd = perf_open(&sb->attr[k], cpu);
+
+			if (fd < 0) {
+				if (errno == ENODEV || errno == EINVAL)
+					continue; /* offline CPU */
+				explain(errno, err, errlen);
+				sbevents_close(sb);
+				return -errno;
+			}
+			r->fd = fd;
+			r->cpu = cpu;
+			r->size = bytes;
+			r->map_len = bytes + (size_t)psz;
+			r->pg = mmap(NULL, r->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+			if (r->pg == MAP_FAILED || ioctl(fd, PERF_EVENT_IOC_ID, &r->id)) {
+				int e = errno;
+
+				if (r->pg == MAP_FAILED)
+					r->pg = NULL;
+				sb->nrings[k]++;
+				snprintf(err, errlen, "mapping the sideband ring of CPU %d: %s "
+					 "(lower the ring size or raise perf_event_mlock_kb)",
+					 cpu, strerror(e));
+				sbevents_close(sb);
+				return -e;
+			}
+			r->data = (uint8_t *)r->pg + psz;
+			sb->ids[k][sb->nrings[k]++] = r->id;
+		}
+		if (!sb->nrings[k]) {
+			snprintf(err, errlen, "no online CPU accepted the sideband event");
+			sbevents_close(sb);
+			return -ENODEV;
+		}
+	}
+	if (!(sb->tmp = malloc(sb->tmp_size)))
+		goto nomem;
+	*out = sb;
+	return 0;
+nomem:
+	sbevents_close(sb);
+	snprintf(err, errlen, "out of memory");
+	return -ENOMEM;
+}
+
+void sbevents_close(struct sbevents *sb)
+{
+	if (!sb)
+		return;
+	for (int k = 0; k < SB_NKIND; k++) {
+		for (int i = 0; i < sb->nrings[k]; i++) {
+			struct sb_ring *r = &sb->rings[k * sb->ncpus + i];
+
+			if (r->pg)
+				munmap(r->pg, r->map_len);
+			close(r->fd);
+		}
+		free(sb->ids[k]);
+	}
+	free(sb->rings);
+	free(sb->tmp);
+	free(sb);
+}
+
+const struct perf_event_attr *sbevents_attr(const struct sbevents *sb, int kind)
+{
+	return &sb->attr[kind];
+}
+
+size_t sbevents_ids(const struct sbevents *sb, int kind, const uint64_t **ids)
+{
+	*ids = sb->ids[kind];
+	return (size_t)sb->nrings[kind];
+}
+
+int sbevents_ncpus(const struct sbevents *sb)
+{
+	return sb->nrings[SB_MAIN];
+}
+
+int sbevents_add_to_epoll(struct sbevents *sb, int epfd)
+{
+	for (int k = 0; k < SB_NKIND; k++)
+		for (int i = 0; i < sb->nrings[k]; i++) {
+			struct epoll_event ev = { .events = EPOLLIN };
+
+			ev.data.u64 = 0;
+			if (epoll_ctl(epfd, EPOLL_CTL_ADD, sb->rings[k * sb->ncpus + i].fd, &ev))
+				return -errno;
+		}
+	return 0;
+}
+
+/* The kernel writes data_head after the records (we read it with acquire);
+ * we publish data_tail after reading them (release), so the kernel never
+ * overwrites a record we are still reading. */
+static long drain_ring(struct sbevents *sb, struct sb_ring *r, sbevents_fn fn, void *ctx)
+{
+	uint64_t head = __atomic_load_n(&r->pg->data_head, __ATOMIC_ACQUIRE);
+	uint64_t tail = r->pg->data_tail;
+	long n = 0;
+	int rc = 0;
+
+	while (tail < head) {
+		size_t off = (size_t)(tail & (r->size - 1));
+		struct perf_event_header h;
+		const struct perf_event_header *rec;
+
+		/* Records are 8-byte aligned, so the header never wraps. */
+		memcpy(&h, r->data + off, sizeof(h));
+		if (h.size < sizeof(h) || h.size > head - tail) {
+			rc = -1; /* corrupt: drop the rest of the ring */
+			break;
+		}
+		if (off + h.size <= r->size) {
+			rec = (const void *)(r->data + off);
+		} else {
+			size_t first = r->size - off;
+
+			memcpy(sb->tmp, r->data + off, first);
+			memcpy(sb->tmp + first, r->data, h.size - first);
+			rec = (const void *)sb->tmp;
+		}
+		if (fn(ctx, rec, r->cpu)) {
+			tail += h.size;
+			rc = -2;
+			break;
+		}
+		tail += h.size;
+		n++;
+	}
+	if (rc == -1)
+		tail = head;
+	__atomic_store_n(&r->pg->data_tail, tail, __ATOMIC_RELEASE);
+	return rc ? rc : n;
+}
+
+long sbevents_drain(struct sbevents *sb, sbevents_fn fn, void *ctx)
+{
+	long total = 0;
+	int bad = 0;
+
+	for (int k = 0; k < SB_NKIND; k++)
+		for (int i = 0; i < sb->nrings[k]; i++) {
+			long n = drain_ring(sb, &sb->rings[k * sb->ncpus + i], fn, ctx);
+
+			if (n < 0)
+				bad = 1;
+			else
+				total += n;
+		}
+	return bad ? -1 : total;
+}
+
+uint64_t sbevents_time(const struct perf_event_header *rec)
+{
+	uint64_t t;
+
+	if (rec->size < sizeof(*rec) + SB_ID_TRAILER)
+		return 0;
+	memcpy(&t, (const uint8_t *)rec + rec->size - SB_ID_TRAILER + 8, 8);
+	return t;
+}
+
+void sbevents_fill_trailer(struct perf_event_header *rec, uint32_t pid,
+			   uint32_t tid, uint64_t time, uint64_t id, uint32_t cpu)
+{
+	uint8_t *p = (uint8_t *)rec + rec->size - SB_ID_TRAILER;
+	uint32_t zero = 0;
+
+	memcpy(p, &pid, 4);
+	memcpy(p + 4, &tid, 4);
+	memcpy(p + 8, &time, 8);
+	memcpy(p + 16, &id, 8);      /* PERF_SAMPLE_ID */
+	memcpy(p + 24, &cpu, 4);
+	memcpy(p + 28, &zero, 4);
+	memcpy(p + 32, &id, 8);      /* PERF_SAMPLE_IDENTIFIER (last in the trailer) */
+}

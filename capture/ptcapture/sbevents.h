@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sbevents - per-CPU software dummy events that carry the sideband (MMAP2,
+ * COMM, FORK/EXIT, KSYMBOL, BPF_EVENT, TEXT_POKE, SWITCH), and reading their
+ * ring buffers.
+ *
+ * Two events per CPU, each with its own ring: "main" (everything but context
+ * switches) wakes the reader on every record so BPF programs can be opened
+ * by id quickly; "switch" (context_switch only) has a watermark of half its
+ * ring, because the reader's own wakeups are context switches and would
+ * otherwise wake it again at once.
+ *
+ * All records carry sample_id_all with SB_SAMPLE_TYPE, timestamps on
+ * CLOCK_MONOTONIC (use_clockid), the clock bpf_ktime_get_ns() uses too.
+ */
+#ifndef PTCAP_SIDEBAND_H
+#define PTCAP_SIDEBAND_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/perf_event.h>
+
+#define SB_SAMPLE_TYPE (PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID | \
+			PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER)
+#define SB_ID_TRAILER 40   /* bytes of the sample_id trailer for SB_SAMPLE_TYPE */
+#define SB_CLOCKID 1       /* CLOCK_MONOTONIC */
+
+enum { SB_MAIN, SB_SWITCH, SB_NKIND };
+
+/* Called for each record; rec is contiguous (split records are joined)
+ * and valid only during the call.  A nonzero return stops the drain. */
+typedef int (*sbevents_fn)(void *ctx, const struct perf_event_header *rec, int cpu);
+
+struct sbevents;
+
+/* Opens the events on every online CPU.  pages: data pages per ring (power
+ * of two).  Returns 0 or -errno with a message in err that names what is
+ * missing (CAP_PERFMON, perf_event_paranoid). */
+int sbevents_open(unsigned pages_main, unsigned pages_switch,
+		  struct sbevents **out, char *err, size_t errlen);
+void sbevents_close(struct sbevents *sb);
+
+/* The attr of one kind and the ids of its events (one per CPU). */
+const struct perf_event_attr *sbevents_attr(const struct sbevents *sb, int kind);
+size_t sbevents_ids(const struct sbevents *sb, int kind, const uint64_t **ids);
+int sbevents_ncpus(const struct sbevents *sb);
+
+/* Adds every ring's fd to the epoll set epfd (EPOLLIN). */
+int sbevents_add_to_epoll(struct sbevents *sb, int epfd);
+
+/* Reads every ring up to its current head.  Returns records read, or
+ * negative when fn stopped or a ring was corrupt. */
+long sbevents_drain(struct sbevents *sb, sbevents_fn fn, void *ctx);
+
+/* Fields of the sample_id trailer of a record (0 if the record is short). */
+uint64_t sbevents_time(const struct perf_event_header *rec);
+
+/* Fills the sample_id trailer (the last SB_ID_TRAILER bytes of rec) of a
+ * synthesized record. */
+void sbevents_fill_trailer(struct perf_event_header *rec, uint32_t pid,
+			   uint32_t tid, uint64_t time, uint64_t id, uint32_t cpu);
+
+#endif

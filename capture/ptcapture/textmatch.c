@@ -1,0 +1,528 @@
+/* SPDX-License-Identifier: MIT */
+#include "textmatch.h"
+#include "textstore.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/perf_event.h>
+
+struct ev {
+	uint64_t time, seq, addr;
+	uint32_t len;
+	uint16_t type;
+	int unreg;
+	char *name;
+};
+
+struct pload {
+	uint64_t time;
+	uint32_t id;
+	uint8_t tag[8];
+};
+
+struct copy {
+	int src;
+	uint64_t time, addr, group;
+	uint32_t len, prog_id;
+	uint8_t tag[8];
+	int has_tag, complete;
+	unsigned img;
+	uint8_t *bytes;
+	long inst;        /* matched instance, -1 = none */
+};
+
+struct inst {
+	uint64_t addr, reg, unreg;   /* unreg == TEXTSTORE_OPEN_END: still live */
+	uint32_t len, prog_id;
+	uint16_t type;
+	const char *name;
+	uint8_t tag[8];
+	int has_tag, is_sub, is_prog;
+	long info, fence;            /* copy indexes, -1 = none */
+};
+
+struct textmatch {
+	struct ev *ev;
+	size_t nev, cev;
+	struct pload *pl;
+	size_t npl, cpl;
+	struct copy *cp;
+	size_t ncp, ccp;
+	struct inst *in;
+	size_t nin, cin;
+};
+
+static int grow(void **p, size_t *cap, size_t n, size_t esz)
+{
+	size_t nc;
+	void *np;
+
+	if (n < *cap)
+		return 0;
+	nc = *cap ? *cap * 2 : 256;
+	np = realloc(*p, nc * esz);
+	if (!np)
+		return -ENOMEM;
+	*p = np;
+	*cap = nc;
+	return 0;
+}
+
+struct textmatch *textmatch_new(void)
+{
+	return calloc(1, sizeof(struct textmatch));
+}
+
+void textmatch_free(struct textmatch *tm)
+{
+	if (!tm)
+		return;
+	for (size_t i = 0; i < tm->nev; i++)
+		free(tm->ev[i].name);
+	for (size_t i = 0; i < tm->ncp; i++)
+		free(tm->cp[i].bytes);
+	free(tm->ev);
+	free(tm->pl);
+	free(tm->cp);
+	free(tm->in);
+	free(tm);
+}
+
+int textmatch_ksymbol(struct textmatch *tm, uint64_t time, uint64_t addr,
+		      uint32_t len, uint16_t ksym_type, int unregister,
+		      const char *name)
+{
+	struct ev *e;
+
+	if (grow((void **)&tm->ev, &tm->cev, tm->nev, sizeof(*e)))
+		return -ENOMEM;
+	e = &tm->ev[tm->nev];
+	e->name = strdup(name ? name : "");
+	if (!e->name)
+		return -ENOMEM;
+	e->time = time;
+	e->seq = tm->nev++;
+	e->addr = addr;
+	e->len = len;
+	e->type = ksym_type;
+	e->unreg = unregister;
+	return 0;
+}
+
+int textmatch_prog_load(struct textmatch *tm, uint64_t time, uint32_t id,
+			const uint8_t tag[8])
+{
+	if (grow((void **)&tm->pl, &tm->cpl, tm->npl, sizeof(*tm->pl)))
+		return -ENOMEM;
+	tm->pl[tm->npl].time = time;
+	tm->pl[tm->npl].id = id;
+	memcpy(tm->pl[tm->npl].tag, tag, 8);
+	tm->npl++;
+	return 0;
+}
+
+int textmatch_copy(struct textmatch *tm, enum tm_source src, uint64_t time,
+		   uint64_t addr, uint32_t len, const uint8_t *tag,
+		   uint32_t prog_id, uint64_t group, unsigned img,
+		   int complete, const uint8_t *bytes)
+{
+	struct copy *c;
+
+	if (!len || grow((void **)&tm->cp, &tm->ccp, tm->ncp, sizeof(*c)))
+		return len ? -ENOMEM : -EINVAL;
+	c = &tm->cp[tm->ncp];
+	memset(c, 0, sizeof(*c));
+	if (!(c->bytes = malloc(len)))
+		return -ENOMEM;
+	memcpy(c->bytes, bytes, len);
+	tm->ncp++;
+	c->src = src;
+	c->time = time;
+	c->addr = addr;
+	c->len = len;
+	c->group = group;
+	c->prog_id = prog_id;
+	c->img = img;
+	c->complete = complete;
+	c->inst = -1;
+	if (tag) {
+		memcpy(c->tag, tag, 8);
+		c->has_tag = 1;
+	}
+	return 0;
+}
+
+/* "bpf_prog_<16 hex>[_name]" -> tag. */
+static int name_tag(const char *name, uint8_t tag[8])
+{
+	if (strncmp(name, "bpf_prog_", 9))
+		return 0;
+	for (int i = 0; i < 8; i++) {
+		unsigned v;
+
+		if (sscanf(name + 9 + 2 * i, "%2x", &v) != 1)
+			return 0;
+		tag[i] = (uint8_t)v;
+	}
+	return name[25] == 0 || name[25] == '_';
+}
+
+/* Open instances by address: open addressing, linear probing. */
+struct amap {
+	uint64_t *key;
+	long *val;          /* instance index; -1 empty, -2 deleted */
+	size_t cap, used;
+};
+
+static long amap_get(const struct amap *m, uint64_t k)
+{
+	for (size_t i = (k * 0x9E3779B97F4A7C15ull) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		if (m->val[i] == -1)
+			return -1;
+		if (m->val[i] >= 0 && m->key[i] == k)
+			return m->val[i];
+	}
+}
+
+static void amap_del(struct amap *m, uint64_t k)
+{
+	for (size_t i = (k * 0x9E3779B97F4A7C15ull) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		if (m->val[i] == -1)
+			return;
+		if (m->val[i] >= 0 && m->key[i] == k) {
+			m->val[i] = -2;
+			return;
+		}
+	}
+}
+
+static int amap_put(struct amap *m, uint64_t k, long v)
+{
+	if ((m->used + 1) * 2 > m->cap) {
+		struct amap n = { .cap = m->cap ? m->cap * 2 : 1024 };
+
+		n.key = malloc(n.cap * sizeof(*n.key));
+		n.val = malloc(n.cap * sizeof(*n.val));
+		if (!n.key || !n.val) {
+			free(n.key);
+			free(n.val);
+			return -ENOMEM;
+		}
+		for (size_t i = 0; i < n.cap; i++)
+			n.val[i] = -1;
+		for (size_t i = 0; i < m->cap; i++)
+			if (m->val[i] >= 0)
+				amap_put(&n, m->key[i], m->val[i]);
+		free(m->key);
+		free(m->val);
+		*m = n;
+	}
+	for (size_t i = (k * 0x9E3779B97F4A7C15ull) & (m->cap - 1);; i = (i + 1) & (m->cap - 1))
+		if (m->val[i] < 0) {
+			if (m->val[i] == -1)
+				m->used++;
+			m->key[i] = k;
+			m->val[i] = v;
+			return 0;
+		}
+}
+
+static int cmp_ev(const void *a, const void *b)
+{
+	const struct ev *x = a, *y = b;
+
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int cmp_copy(const void *a, const void *b)
+{
+	const struct copy *x = a, *y = b;
+
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	if (x->src != y->src)
+		return x->src - y->src;
+	return (int)x->img - (int)y->img;
+}
+
+static int cmp_inst_idx(const void *a, const void *b, void *ctx)
+{
+	const struct textmatch *tm = ctx;
+	const struct inst *x = &tm->in[*(const long *)a], *y = &tm->in[*(const long *)b];
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if (x->reg != y->reg)
+		return x->reg < y->reg ? -1 : 1;
+	return *(const long *)a < *(const long *)b ? -1 : 1;
+}
+
+/* Builds instances from the KSYMBOL events in time order. */
+static int build_instances(struct textmatch *tm)
+{
+	struct amap open = { 0 };
+	int rc = 0;
+
+	qsort(tm->ev, tm->nev, sizeof(*tm->ev), cmp_ev);
+	for (size_t i = 0; i < tm->nev && !rc; i++) {
+		const struct ev *e = &tm->ev[i];
+		long cur = open.cap ? amap_get(&open, e->addr) : -1;
+		struct inst *in;
+
+		if (e->unreg) {
+			if (cur >= 0) {
+				tm->in[cur].unreg = e->time;
+				amap_del(&open, e->addr);
+			}
+			continue;
+		}
+		if (cur >= 0) {
+			in = &tm->in[cur];
+			/* Synthesized at start and also seen live: one instance. */
+			if (in->len == e->len && !strcmp(in->name, e->name)) {
+				in->reg = e->time;
+				continue;
+			}
+			in->unreg = e->time; /* its UNREGISTER was lost */
+		}
+		if ((rc = grow((void **)&tm->in, &tm->cin, tm->nin, sizeof(*in))))
+			break;
+		in = &tm->in[tm->nin];
+		memset(in, 0, sizeof(*in));
+		in->addr = e->addr;
+		in->reg = e->time;
+		in->unreg = TEXTSTORE_OPEN_END;
+		in->len = e->len;
+		in->type = e->type;
+		in->name = e->name;
+		in->has_tag = name_tag(e->name, in->tag);
+		in->is_prog = e->type == PERF_RECORD_KSYMBOL_TYPE_BPF && !strncmp(e->name, "bpf_prog_", 9);
+		in->info = in->fence = -1;
+		rc = amap_put(&open, e->addr, (long)tm->nin++);
+	}
+	free(open.key);
+	free(open.val);
+	return rc;
+}
+
+/* First index in the sorted list with instance address >= addr. */
+static size_t lower(const struct textmatch *tm, const long *idx, uint64_t addr)
+{
+	size_t lo = 0, hi = tm->nin;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (tm->in[idx[mid]].addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static long match(const struct textmatch *tm, const long *idx, const struct copy *c)
+{
+	long best = -1;
+
+	for (size_t k = lower(tm, idx, c->addr); k < tm->nin && tm->in[idx[k]].addr == c->addr; k++) {
+		const struct inst *in = &tm->in[idx[k]];
+
+		if (!in->is_prog || in->len != c->len)
+			continue;
+		if (c->has_tag && in->has_tag && memcmp(c->tag, in->tag, 8))
+			continue;
+		if (c->src == TM_PROG_INFO) {
+			/* live at the PROG_LOAD; the latest such */
+			if (in->info >= 0 || in->reg > c->time ||
+			    (in->unreg != TEXTSTORE_OPEN_END && in->unreg < c->time))
+				continue;
+			if (best < 0 || in->reg >= tm->in[best].reg)
+				best = idx[k];
+		} else {
+			/* unregistered before the free; the latest such */
+			if (in->fence >= 0 || in->unreg == TEXTSTORE_OPEN_END || in->unreg > c->time)
+				continue;
+			if (best < 0 || in->unreg >= tm->in[best].unreg)
+				best = idx[k];
+		}
+	}
+	return best;
+}
+
+static void assign_prog_ids(struct textmatch *tm)
+{
+	/* Main images: the PROG_LOAD with the same tag inside the instance's
+	 * lifetime (loads come right after their KSYMBOLs). */
+	for (size_t i = 0; i < tm->nin; i++) {
+		struct inst *in = &tm->in[i];
+
+		if (in->prog_id || !in->has_tag)
+			continue;
+		for (size_t p = 0; p < tm->npl; p++)
+			if (!memcmp(tm->pl[p].tag, in->tag, 8) && tm->pl[p].time >= in->reg &&
+			    (in->unreg == TEXTSTORE_OPEN_END || tm->pl[p].time <= in->unreg)) {
+				in->prog_id = tm->pl[p].id;
+				break;
+			}
+	}
+}
+
+static void hex8(const uint8_t t[8], char out[17])
+{
+	for (int i = 0; i < 8; i++)
+		snprintf(out + 2 * i, 3, "%02x", t[i]);
+}
+
+static int add_row(struct textstore_writer *w, const struct inst *in, const struct copy *c,
+		   const char *kind, struct textmatch_counts *n)
+{
+	struct textstore_entry e;
+
+	memset(&e, 0, sizeof(e));
+	snprintf(e.kind, sizeof(e.kind), "%s", kind);
+	e.pid = -1;
+	strcpy(e.build_id, "-");
+	strcpy(e.tag, "-");
+	if (in) {
+		e.start = in->addr;
+		e.len = in->len;
+		e.valid_from = in->reg;
+		e.valid_to = in->unreg;
+		e.prog_id = in->prog_id;
+		if (in->has_tag)
+			hex8(in->tag, e.tag);
+		snprintf(e.name, sizeof(e.name), "%s", in->name);
+	} else {
+		/* No KSYMBOL for this copy: keep the bytes, flagged uncertain. */
+		e.start = c->addr;
+		e.len = c->len;
+		e.valid_from = c->src == TM_FENCE ? 0 : c->time;
+		e.valid_to = c->src == TM_FENCE ? c->time : TEXTSTORE_OPEN_END;
+		e.prog_id = c->prog_id;
+		if (c->has_tag)
+			hex8(c->tag, e.tag);
+		snprintf(e.name, sizeof(e.name), "bpf_prog_%s", e.tag);
+	}
+	snprintf(e.source, sizeof(e.source), "%s",
+		 !c ? "-" : c->src == TM_FENCE ? "fence" : "prog-info");
+	n->rows++;
+	return textstore_writer_add(w, &e, c ? c->bytes : NULL);
+}
+
+int textmatch_write(struct textmatch *tm, const char *dir,
+		    struct textmatch_counts *n, char *err, size_t errlen)
+{
+	struct textstore_writer *w = NULL;
+	long *idx = NULL;
+	int rc;
+
+	memset(n, 0, sizeof(*n));
+	if ((rc = build_instances(tm)))
+		goto fail;
+	idx = malloc((tm->nin + 1) * sizeof(*idx));
+	if (!idx) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	for (size_t i = 0; i < tm->nin; i++)
+		idx[i] = (long)i;
+	qsort_r(idx, tm->nin, sizeof(*idx), cmp_inst_idx, tm);
+	qsort(tm->cp, tm->ncp, sizeof(*tm->cp), cmp_copy);
+
+	for (size_t i = 0; i < tm->ncp; i++) {
+		struct copy *c = &tm->cp[i];
+		long m;
+
+		if (c->src == TM_FENCE && !c->complete) {
+			n->fence_incomplete++;
+			continue;
+		}
+		m = match(tm, idx, c);
+		c->inst = m;
+		if (m < 0) {
+			if (c->src == TM_FENCE)
+				n->fence_unmatched++;
+			else
+				n->info_unmatched++;
+			continue;
+		}
+		if (c->src == TM_FENCE)
+			tm->in[m].fence = (long)i;
+		else
+			tm->in[m].info = (long)i;
+		if (c->img)
+			tm->in[m].is_sub = 1;
+		if (c->prog_id)
+			tm->in[m].prog_id = c->prog_id;
+	}
+	assign_prog_ids(tm);
+	/* Fence subprogram images take the prog id of their main image (same
+	 * group; copies are sorted by time, then image). */
+	for (size_t i = 0; i < tm->ncp; i++) {
+		struct copy *c = &tm->cp[i];
+
+		if (c->src != TM_FENCE || c->inst < 0 || !c->img || tm->in[c->inst].prog_id)
+			continue;
+		for (size_t j = i; j-- > 0 && tm->cp[j].time == c->time;)
+			if (tm->cp[j].src == TM_FENCE && tm->cp[j].img == 0 && tm->cp[j].inst >= 0 &&
+			    tm->cp[j].group == c->group) {
+				tm->in[c->inst].prog_id = tm->in[tm->cp[j].inst].prog_id;
+				break;
+			}
+	}
+
+	if ((rc = textstore_writer_open(dir, &w)))
+		goto fail;
+	for (size_t i = 0; i < tm->nin && !rc; i++) {
+		const struct inst *in = &tm->in[i];
+		const char *kind = !in->is_prog ? "trampoline" : in->is_sub ? "bpf-subprog" : "bpf";
+
+		if (!in->is_prog) {
+			n->other_ksyms++;
+			rc = add_row(w, in, NULL, kind, n);
+			continue;
+		}
+		n->instances++;
+		if (in->info >= 0 && in->fence >= 0) {
+			n->with_both++;
+			if (!memcmp(tm->cp[in->info].bytes, tm->cp[in->fence].bytes, in->len))
+				n->both_identical++;
+			else
+				n->both_differ++;
+		}
+		if (in->info >= 0) {
+			n->with_prog_info++;
+			rc = add_row(w, in, &tm->cp[in->info], kind, n);
+		}
+		if (in->fence >= 0 && !rc) {
+			n->with_fence++;
+			rc = add_row(w, in, &tm->cp[in->fence], kind, n);
+		}
+		if (in->info < 0 && in->fence < 0) {
+			n->missed++;
+			rc = add_row(w, in, NULL, kind, n);
+		}
+	}
+	for (size_t i = 0; i < tm->ncp && !rc; i++)
+		if (tm->cp[i].inst < 0 && (tm->cp[i].src != TM_FENCE || tm->cp[i].complete))
+			rc = add_row(w, NULL, &tm->cp[i], "uncertain", n);
+	if (rc)
+		goto fail;
+	rc = textstore_writer_close(w);
+	w = NULL;
+	if (rc)
+		goto fail;
+	free(idx);
+	return 0;
+fail:
+	if (w)
+		textstore_writer_close(w);
+	free(idx);
+	snprintf(err, errlen, "writing the text store %s: error %d", dir, rc);
+	return rc;
+}

@@ -1,0 +1,330 @@
+/* SPDX-License-Identifier: MIT */
+/* ptgen - Intel PT packet generation for ptsynth.  See ptgen.h. */
+#include "ptgen.h"
+
+#include <intel-pt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ptdecode.h"
+
+#define RETSTACK 64          /* like hardware and libipt: a 64-entry ring */
+#define BUF_SIZE (1u << 20)  /* one piece; psb_period is capped well below */
+
+struct ptgen {
+	struct ptgen_opts o;
+	ptgen_flush_fn flush;
+	void *ctx;
+	struct pt_encoder *enc;
+	uint8_t *buf;
+	uint64_t piece_tsc;       /* TSC at the start of the current piece */
+	uint64_t since_psb;       /* bytes since the last PSB */
+	uint64_t tsc;
+	uint64_t last_ip;         /* IP compression reference; 0 after PSB */
+	int enabled;
+	uint64_t tnt;             /* pending TNT bits, first branch highest */
+	int ntnt;
+	uint64_t ret[RETSTACK];   /* return-compression ring */
+	int ret_top, ret_n;
+	struct ptgen_stats st;
+};
+
+static int emit(struct ptgen *g, const struct pt_packet *p)
+{
+	int r = pt_enc_next(g->enc, p);
+	if (r < 0)
+		return PTD_ERR_LIMIT;
+	g->since_psb += (uint64_t)r;
+	g->st.bytes += (uint64_t)r;
+	return 0;
+}
+
+static int flush_tnt(struct ptgen *g)
+{
+	struct pt_packet p;
+	int r;
+
+	if (!g->ntnt)
+		return 0;
+	memset(&p, 0, sizeof(p));
+	p.type = g->ntnt > 6 ? ppt_tnt_64 : ppt_tnt_8;
+	p.payload.tnt.bit_size = (uint8_t)g->ntnt;
+	p.payload.tnt.payload = g->tnt;
+	r = emit(g, &p);
+	g->tnt = 0;
+	g->ntnt = 0;
+	return r;
+}
+
+static int add_tnt(struct ptgen *g, int taken)
+{
+	int max = g->o.long_tnt ? 47 : 6;
+
+	g->tnt = g->tnt << 1 | (taken ? 1 : 0);
+	g->ntnt++;
+	g->st.tnt_bits++;
+	return g->ntnt >= max ? flush_tnt(g) : 0;
+}
+
+/* The shortest IP compression that the decoder can expand from last_ip. */
+static enum pt_ip_compression ipc_for(uint64_t last, uint64_t ip)
+{
+	if ((last >> 16) == (ip >> 16))
+		return pt_ipc_update_16;
+	if ((last >> 32) == (ip >> 32))
+		return pt_ipc_update_32;
+	if ((uint64_t)((int64_t)(ip << 16) >> 16) == ip)
+		return pt_ipc_sext_48;
+	if ((last >> 48) == (ip >> 48))
+		return pt_ipc_update_48;
+	return pt_ipc_full;
+}
+
+static int emit_ip(struct ptgen *g, enum pt_packet_type type, uint64_t ip,
+		   int suppressed)
+{
+	struct pt_packet p;
+	int r;
+
+	if ((r = flush_tnt(g)))
+		return r;
+	memset(&p, 0, sizeof(p));
+	p.type = type;
+	if (suppressed) {
+		p.payload.ip.ipc = pt_ipc_suppressed;
+	} else {
+		p.payload.ip.ipc = ipc_for(g->last_ip, ip);
+		p.payload.ip.ip = ip;
+		g->last_ip = ip;
+	}
+	return emit(g, &p);
+}
+
+static int emit_simple(struct ptgen *g, enum pt_packet_type type)
+{
+	struct pt_packet p;
+	memset(&p, 0, sizeof(p));
+	p.type = type;
+	return emit(g, &p);
+}
+
+static int emit_tsc(struct ptgen *g)
+{
+	struct pt_packet p;
+	if (!g->o.tsc)
+		return 0;
+	memset(&p, 0, sizeof(p));
+	p.type = ppt_tsc;
+	p.payload.tsc.tsc = g->tsc & ((1ull << 56) - 1);
+	return emit(g, &p);
+}
+
+static int emit_mode_exec(struct ptgen *g)
+{
+	struct pt_packet p;
+	memset(&p, 0, sizeof(p));
+	p.type = ppt_mode;
+	p.payload.mode.leaf = pt_mol_exec;
+	p.payload.mode.bits.exec.csl = 1;   /* 64-bit code */
+	p.payload.mode.bits.exec.csd = 0;
+	return emit(g, &p);
+}
+
+static void ret_clear(struct ptgen *g) { g->ret_n = 0; }
+
+static void ret_push(struct ptgen *g, uint64_t a)
+{
+	g->ret_top = (g->ret_top + 1) % RETSTACK;
+	g->ret[g->ret_top] = a;
+	if (g->ret_n < RETSTACK)
+		g->ret_n++;   /* else the oldest entry was overwritten */
+}
+
+/* Hands the bytes written so far to the flush callback; the next piece
+ * starts at the current position. */
+static int cut(struct ptgen *g)
+{
+	uint64_t off;
+	int r;
+
+	if (pt_enc_get_offset(g->enc, &off) < 0 || off == 0)
+		return 0;
+	r = g->flush(g->ctx, g->buf, (size_t)off, g->piece_tsc, g->tsc);
+	if (r)
+		return r;
+	pt_enc_sync_set(g->enc, 0);
+	g->piece_tsc = g->tsc;
+	return 0;
+}
+
+/* PSB+: PSB, TSC, CBR, [MODE.Exec, FUP(ip) while tracing], PSBEND.  The
+ * IP compression and the return stack start over. */
+static int psb_plus(struct ptgen *g, uint64_t ip)
+{
+	struct pt_packet p;
+	int r;
+
+	if ((r = flush_tnt(g)) || (r = cut(g)))
+		return r;
+	g->since_psb = 0;
+	g->last_ip = 0;
+	ret_clear(g);
+	g->st.psbs++;
+	if ((r = emit_simple(g, ppt_psb)) || (r = emit_tsc(g)))
+		return r;
+	memset(&p, 0, sizeof(p));
+	p.type = ppt_cbr;
+	p.payload.cbr.ratio = g->o.cbr;
+	if ((r = emit(g, &p)))
+		return r;
+	if (g->enabled) {
+		if ((r = emit_mode_exec(g)) || (r = emit_ip(g, ppt_fup, ip, 0)))
+			return r;
+		g->st.fups++;
+	}
+	return emit_simple(g, ppt_psbend);
+}
+
+int ptgen_new(struct ptgen **out, const struct ptgen_opts *o,
+	      ptgen_flush_fn fn, void *ctx)
+{
+	struct pt_config cfg;
+	struct ptgen *g;
+
+	*out = NULL;
+	if (o->psb_period < 64 || o->psb_period > BUF_SIZE / 4)
+		return PTD_ERR_INVAL;
+	g = calloc(1, sizeof(*g));
+	if (!g)
+		return PTD_ERR_NOMEM;
+	g->buf = malloc(BUF_SIZE);
+	if (!g->buf) {
+		free(g);
+		return PTD_ERR_NOMEM;
+	}
+	g->o = *o;
+	g->flush = fn;
+	g->ctx = ctx;
+	g->tsc = o->tsc0;
+	g->piece_tsc = o->tsc0;
+	pt_config_init(&cfg);
+	cfg.begin = g->buf;
+	cfg.end = g->buf + BUF_SIZE;
+	g->enc = pt_alloc_encoder(&cfg);
+	if (!g->enc) {
+		free(g->buf);
+		free(g);
+		return PTD_ERR_NOMEM;
+	}
+	*out = g;
+	/* The trace opens with a PSB+ while not yet in traced code. */
+	return psb_plus(g, 0);
+}
+
+void ptgen_free(struct ptgen *g)
+{
+	if (!g)
+		return;
+	pt_free_encoder(g->enc);
+	free(g->buf);
+	free(g);
+}
+
+uint64_t ptgen_tsc(const struct ptgen *g) { return g->tsc; }
+void ptgen_advance(struct ptgen *g, uint64_t cycles) { g->tsc += cycles; }
+int ptgen_enabled(const struct ptgen *g) { return g->enabled; }
+
+int ptgen_enable(struct ptgen *g, uint64_t ip)
+{
+	int r;
+
+	if (g->enabled)
+		return 0;
+	/* Time is known again when tracing resumes: TSC before the PGE. */
+	if ((r = emit_tsc(g)) || (r = emit_mode_exec(g)) ||
+	    (r = emit_ip(g, ppt_tip_pge, ip, 0)))
+		return r;
+	g->enabled = 1;
+	g->st.pges++;
+	ret_clear(g);
+	return 0;
+}
+
+static int disable(struct ptgen *g)
+{
+	g->enabled = 0;
+	g->st.pgds++;
+	return emit_ip(g, ppt_tip_pgd, 0, 1);
+}
+
+int ptgen_async_disable(struct ptgen *g, uint64_t next)
+{
+	int r;
+
+	if (!g->enabled)
+		return 0;
+	if ((r = emit_ip(g, ppt_fup, next, 0)))
+		return r;
+	g->st.fups++;
+	return disable(g);
+}
+
+int ptgen_insn(struct ptgen *g, uint64_t ip, const struct ptgen_insn *in,
+	       uint64_t next)
+{
+	uint64_t fall = ip + in->len;
+	int r = 0;
+
+	if (!g->enabled)
+		return PTD_ERR_INVAL;
+	if (g->since_psb >= g->o.psb_period && (r = psb_plus(g, ip)))
+		return r;
+	g->tsc += g->o.cycles_per_insn;
+	switch (in->cls) {
+	case PTG_OTHER:
+	case PTG_JMP_DIRECT:
+		break;
+	case PTG_COND:
+		r = add_tnt(g, next != fall);
+		break;
+	case PTG_CALL_DIRECT:
+		if (in->target != fall)   /* `call next` is not a real call */
+			ret_push(g, fall);
+		break;
+	case PTG_CALL_INDIRECT:
+		ret_push(g, fall);
+		g->st.tips++;
+		r = emit_ip(g, ppt_tip, next, 0);
+		break;
+	case PTG_JMP_INDIRECT:
+		g->st.tips++;
+		r = emit_ip(g, ppt_tip, next, 0);
+		break;
+	case PTG_RET:
+		if (g->o.retcomp && g->ret_n && g->ret[g->ret_top] == next) {
+			g->ret_top = (g->ret_top + RETSTACK - 1) % RETSTACK;
+			g->ret_n--;
+			g->st.rets_compressed++;
+			r = add_tnt(g, 1);
+		} else {
+			g->st.tips++;
+			r = emit_ip(g, ppt_tip, next, 0);
+		}
+		break;
+	case PTG_FAR:
+		r = disable(g);
+		break;
+	}
+	return r;
+}
+
+int ptgen_finish(struct ptgen *g)
+{
+	int r = flush_tnt(g);
+	return r ? r : cut(g);
+}
+
+void ptgen_get_stats(const struct ptgen *g, struct ptgen_stats *s)
+{
+	*s = g->st;
+}

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ptgen - turns an executed instruction sequence into the Intel PT packets
+ * that user-only tracing hardware would emit (libipt's encoder does the
+ * byte encoding).  Output is cut into pieces in front of each PSB, because
+ * perf does not join packets split across AUXTRACE records.
+ */
+#ifndef PTSYNTH_PTGEN_H
+#define PTSYNTH_PTGEN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* What an instruction does to control flow, from its bytes. */
+enum ptgen_class {
+	PTG_OTHER = 0,     /* falls through */
+	PTG_COND,          /* jcc, jcxz/jecxz/jrcxz, loop/loopcc: one TNT bit */
+	PTG_JMP_DIRECT,    /* no packet */
+	PTG_CALL_DIRECT,   /* no packet; pushes the return address (unless
+			    * it is `call next`, displacement 0) */
+	PTG_JMP_INDIRECT,  /* TIP */
+	PTG_CALL_INDIRECT, /* TIP; pushes the return address */
+	PTG_RET,           /* TNT when compressed, else TIP */
+	PTG_FAR,           /* syscall/sysenter/int/far branches: leave user
+			    * space -> TIP.PGD with IP suppressed */
+};
+
+struct ptgen_insn {
+	enum ptgen_class cls;
+	uint8_t len;
+	uint8_t rep_string;   /* rep-prefixed string op (traps per iteration) */
+	uint64_t target;      /* direct branches */
+};
+
+struct ptgen_opts {
+	uint32_t psb_period;   /* bytes between PSBs */
+	int retcomp;           /* return compression on */
+	int long_tnt;          /* use long TNT packets (<= 47 bits) */
+	int tsc;               /* emit TSC packets */
+	uint32_t cycles_per_insn;
+	uint64_t tsc0;         /* initial TSC */
+	uint8_t cbr;           /* core:bus ratio for CBR packets */
+};
+
+/* Receives each finished piece: starts with a PSB (except possibly the
+ * very first), tsc_first = TSC at the start of the piece. */
+typedef int (*ptgen_flush_fn)(void *ctx, const uint8_t *data, size_t len,
+			      uint64_t tsc_first, uint64_t tsc_last);
+
+struct ptgen;
+
+int ptgen_new(struct ptgen **out, const struct ptgen_opts *o,
+	      ptgen_flush_fn fn, void *ctx);
+void ptgen_free(struct ptgen *g);
+
+/* Current simulated TSC. */
+uint64_t ptgen_tsc(const struct ptgen *g);
+/* Advances the clock (e.g. time spent in the kernel). */
+void ptgen_advance(struct ptgen *g, uint64_t cycles);
+int ptgen_enabled(const struct ptgen *g);
+
+/* Tracing starts (or resumes after a disable) at ip. */
+int ptgen_enable(struct ptgen *g, uint64_t ip);
+/* One executed instruction at ip whose architectural successor is next. */
+int ptgen_insn(struct ptgen *g, uint64_t ip, const struct ptgen_insn *in,
+	       uint64_t next);
+/* Asynchronous disable (interrupt, preemption, signal): next = the ip of
+ * the instruction that would have run next. */
+int ptgen_async_disable(struct ptgen *g, uint64_t next);
+/* Flushes everything (final piece). */
+int ptgen_finish(struct ptgen *g);
+
+/* Counters for the info file. */
+struct ptgen_stats {
+	uint64_t bytes, psbs, tnt_bits, tips, fups, pges, pgds, rets_compressed;
+};
+void ptgen_get_stats(const struct ptgen *g, struct ptgen_stats *s);
+
+#endif

@@ -1,0 +1,393 @@
+/* SPDX-License-Identifier: MIT */
+#include "views.h"
+#include "disasm.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_DEPTH 4096
+
+struct view {
+	struct view_opts o;
+	struct ptd_session *s;
+	struct disasm *dis[3];      /* x86-16, -32, -64, made on first use */
+	struct ptd_event pend;      /* last instruction, for branches/calls */
+	int have_pend;
+	int depth;
+	int32_t depth_tid;
+};
+
+struct view *view_new(const struct view_opts *o, struct ptd_session *s)
+{
+	struct view *v = calloc(1, sizeof(*v));
+
+	if (!v)
+		return NULL;
+	v->o = *o;
+	v->s = s;
+	v->depth_tid = -2;
+	return v;
+}
+
+void view_free(struct view *v)
+{
+	if (!v)
+		return;
+	for (int i = 0; i < 3; i++)
+		disasm_free(v->dis[i]);
+	free(v);
+}
+
+static struct disasm *dis_for(struct view *v, int mode)
+{
+	int i = mode == PTD_MODE_16 ? 0 : mode == PTD_MODE_32 ? 1 : 2;
+	static const enum disasm_arch arch[3] = { DISASM_X86_16, DISASM_X86_32,
+						  DISASM_X86_64 };
+
+	if (!v->dis[i])
+		v->dis[i] = disasm_new(arch[i], v->o.att ? DISASM_ATT : 0, NULL, 0);
+	return v->dis[i];
+}
+
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; s && *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+static void sym_of(struct view *v, int pid, uint64_t addr, char *buf, size_t len)
+{
+	uint64_t off = 0;
+
+	buf[0] = '\0';
+	if (ptd_symbolize(v->s, pid, addr, buf, len, &off) == 0 && off) {
+		size_t n = strlen(buf);
+
+		snprintf(buf + n, len - n, "+%#" PRIx64, off);
+	}
+}
+
+static void print_ctx(struct view *v, const struct ptd_event *ev)
+{
+	FILE *f = v->o.out;
+
+	if (v->o.json) {
+		fprintf(f, ",\"cpu\":%d,\"pid\":%d,\"tid\":%d", ev->cpu, ev->pid, ev->tid);
+		if (ev->flags & PTD_EVF_TIME_VALID)
+			fprintf(f, ",\"time\":%" PRIu64, ev->time);
+		return;
+	}
+	fprintf(f, " [%03d] %d/%d", ev->cpu, ev->pid, ev->tid);
+	if (ev->flags & PTD_EVF_TIME_VALID)
+		fprintf(f, " %" PRIu64 ".%09" PRIu64, ev->time / 1000000000,
+			ev->time % 1000000000);
+}
+
+static void print_insn(struct view *v, const struct ptd_event *ev)
+{
+	FILE *f = v->o.out;
+	char sym[256] = "", text[160] = "";
+
+	if (v->o.show_sym)
+		sym_of(v, ev->pid, ev->ip, sym, sizeof(sym));
+	if (v->o.show_disasm) {
+		struct disasm *d = dis_for(v, ev->mode);
+
+		if (!d || disasm_one(d, ev->raw, ev->size, ev->ip, text, sizeof(text)) < 0)
+			snprintf(text, sizeof(text), "(bad)");
+	}
+	if (v->o.json) {
+		fprintf(f, "{\"type\":\"insn\",\"ip\":\"%#" PRIx64 "\",\"size\":%u",
+			ev->ip, ev->size);
+		if (v->o.show_sym && sym[0]) {
+			fputs(",\"sym\":", f);
+			json_str(f, sym);
+		}
+		if (v->o.show_disasm) {
+			fputs(",\"asm\":", f);
+			json_str(f, text);
+		}
+		if (v->o.show_time)
+			print_ctx(v, ev);
+		fputs("}\n", f);
+		return;
+	}
+	fprintf(f, "%#" PRIx64, ev->ip);
+	if (v->o.show_time)
+		print_ctx(v, ev);
+	if (v->o.show_sym)
+		fprintf(f, "  %-32s", sym[0] ? sym : "??");
+	if (v->o.show_disasm)
+		fprintf(f, "  %s", text);
+	fputc('\n', f);
+}
+
+/* Non-instruction events: a line that never starts with "0x". */
+static void print_event(struct view *v, const struct ptd_event *ev)
+{
+	FILE *f = v->o.out;
+	const char *name = ptd_event_kind_name(ev->kind);
+
+	if (v->o.json) {
+		fprintf(f, "{\"type\":\"%s\"", name);
+		if (!(ev->flags & PTD_EVF_IP_SUPPRESSED) && ev->ip)
+			fprintf(f, ",\"ip\":\"%#" PRIx64 "\"", ev->ip);
+		if (ev->addr)
+			fprintf(f, ",\"addr\":\"%#" PRIx64 "\"", ev->addr);
+		if (ev->kind == PTD_EV_ERROR || ev->kind == PTD_EV_GAP)
+			fprintf(f, ",\"offset\":%" PRIu64, ev->offset);
+		if (ev->kind == PTD_EV_ERROR)
+			fprintf(f, ",\"error\":%d", ev->error);
+		if (ev->msg) {
+			fputs(",\"msg\":", f);
+			json_str(f, ev->msg);
+		}
+		print_ctx(v, ev);
+		fputs("}\n", f);
+		return;
+	}
+	fprintf(f, "[%s", name);
+	switch (ev->kind) {
+	case PTD_EV_ERROR:
+	case PTD_EV_GAP:
+		fprintf(f, " offset=%#" PRIx64 " ip=%#" PRIx64, ev->offset, ev->ip);
+		break;
+	case PTD_EV_SWITCH:
+		fprintf(f, " pid=%d tid=%d", ev->pid, ev->tid);
+		break;
+	case PTD_EV_PAGING:
+		fprintf(f, " cr3=%#" PRIx64, ev->addr);
+		break;
+	case PTD_EV_ASYNC:
+		fprintf(f, " from=%#" PRIx64 " to=%#" PRIx64, ev->ip, ev->addr);
+		break;
+	default:
+		if (!(ev->flags & PTD_EVF_IP_SUPPRESSED) && ev->ip)
+			fprintf(f, " ip=%#" PRIx64, ev->ip);
+		break;
+	}
+	if (ev->flags & PTD_EVF_TIME_VALID)
+		fprintf(f, " time=%" PRIu64 ".%09" PRIu64, ev->time / 1000000000,
+			ev->time % 1000000000);
+	if (ev->msg)
+		fprintf(f, ": %s", ev->msg);
+	fputs("]\n", f);
+}
+
+/* Kind of branch the pending instruction made towards `to` (0 = none). */
+static const char *branch_kind(struct view *v, const struct ptd_event *p,
+			       uint64_t to)
+{
+	struct disasm_insn_info info;
+	struct disasm *d;
+
+	switch (p->iclass) {
+	case PTD_IC_COND_JUMP:
+		return to != p->ip + p->size ? "cond" : NULL;
+	case PTD_IC_RETURN:
+		return "return";
+	case PTD_IC_FAR_CALL:
+		return "syscall";
+	case PTD_IC_FAR_RETURN:
+		return "sysret";
+	case PTD_IC_FAR_JUMP:
+		return "far-jump";
+	case PTD_IC_CALL:
+	case PTD_IC_JUMP:
+		d = dis_for(v, p->mode);
+		if (d && disasm_insn_info(d, p->raw, p->size, p->ip, &info) > 0 &&
+		    (info.kind == DISASM_IND_CALL || info.kind == DISASM_IND_JUMP))
+			return p->iclass == PTD_IC_CALL ? "indirect-call" : "indirect";
+		return p->iclass == PTD_IC_CALL ? "call" : "jump";
+	default:
+		return NULL;
+	}
+}
+
+static void print_branch(struct view *v, const char *kind, uint64_t from,
+			 uint64_t to, const struct ptd_event *ev)
+{
+	FILE *f = v->o.out;
+	char fs[256] = "", ts[256] = "";
+
+	if (v->o.show_sym) {
+		if (from)
+			sym_of(v, ev->pid, from, fs, sizeof(fs));
+		if (to)
+			sym_of(v, ev->pid, to, ts, sizeof(ts));
+	}
+	if (v->o.json) {
+		fprintf(f, "{\"type\":\"branch\",\"kind\":\"%s\",\"from\":\"%#" PRIx64
+			"\",\"to\":\"%#" PRIx64 "\"", kind, from, to);
+		if (fs[0]) {
+			fputs(",\"from_sym\":", f);
+			json_str(f, fs);
+		}
+		if (ts[0]) {
+			fputs(",\"to_sym\":", f);
+			json_str(f, ts);
+		}
+		print_ctx(v, ev);
+		fputs("}\n", f);
+		return;
+	}
+	fprintf(f, "%#" PRIx64 " -> %#" PRIx64 " %-13s", from, to, kind);
+	if (v->o.show_time)
+		print_ctx(v, ev);
+	if (v->o.show_sym)
+		fprintf(f, "  %s -> %s", fs[0] ? fs : "??", ts[0] ? ts : "??");
+	fputc('\n', f);
+}
+
+static void print_call(struct view *v, const char *what, uint64_t to,
+		       const struct ptd_event *ev)
+{
+	FILE *f = v->o.out;
+	char ts[256] = "";
+
+	sym_of(v, ev->pid, to, ts, sizeof(ts));
+	if (v->o.json) {
+		fprintf(f, "{\"type\":\"%s\",\"depth\":%d,\"to\":\"%#" PRIx64 "\"",
+			what, v->depth, to);
+		if (ts[0]) {
+			fputs(",\"sym\":", f);
+			json_str(f, ts);
+		}
+		print_ctx(v, ev);
+		fputs("}\n", f);
+		return;
+	}
+	if (ev->flags & PTD_EVF_TIME_VALID)
+		fprintf(f, "%" PRIu64 ".%09" PRIu64 " ", ev->time / 1000000000,
+			ev->time % 1000000000);
+	fprintf(f, "[%03d] %d/%d %*s%s %s (%#" PRIx64 ")\n", ev->cpu, ev->pid,
+		ev->tid, 2 * (v->depth < 64 ? v->depth : 64), "",
+		what[0] == 'c' ? "->" : what[0] == 'r' ? "<-" : "=>",
+		ts[0] ? ts : "??", to);
+}
+
+/* Branch and call views: look at the pending instruction once we know
+ * what came after it. */
+static void flow_step(struct view *v, const struct ptd_event *ev)
+{
+	const struct ptd_event *p = &v->pend;
+	const char *kind = NULL;
+	uint64_t to = 0;
+
+	if (ev->tid != v->depth_tid) {
+		/* call depth is per thread; a switch starts a fresh tree */
+		v->depth = 0;
+		v->depth_tid = ev->tid;
+	}
+	if (v->have_pend) {
+		if (ev->kind == PTD_EV_INSN) {
+			to = ev->ip;
+			kind = branch_kind(v, p, to);
+		} else if (ev->kind == PTD_EV_DISABLED && p->iclass == PTD_IC_FAR_CALL) {
+			kind = "syscall";
+		}
+		if (kind) {
+			if (v->o.kind == VIEW_BRANCHES)
+				print_branch(v, kind, p->ip, to, ev);
+			else if (!strcmp(kind, "call") || !strcmp(kind, "indirect-call")) {
+				print_call(v, "call", to, ev);
+				if (v->depth < MAX_DEPTH)
+					v->depth++;
+			} else if (!strcmp(kind, "return")) {
+				if (v->depth > 0)
+					v->depth--;
+			}
+		}
+	}
+	switch (ev->kind) {
+	case PTD_EV_INSN:
+		v->pend = *ev;
+		v->have_pend = 1;
+		return;
+	case PTD_EV_ASYNC:
+		if (v->o.kind == VIEW_BRANCHES)
+			print_branch(v, "interrupt", ev->ip, ev->addr, ev);
+		break;
+	case PTD_EV_DISABLED:
+		if (v->o.kind == VIEW_BRANCHES && !(v->have_pend &&
+						    p->iclass == PTD_IC_FAR_CALL))
+			print_branch(v, "trace-end", ev->ip, 0, ev);
+		break;
+	case PTD_EV_ENABLED:
+		if (v->o.kind == VIEW_BRANCHES)
+			print_branch(v, "trace-begin", 0, ev->ip, ev);
+		else if (!(ev->flags & PTD_EVF_STATUS))
+			print_call(v, "enter", ev->ip, ev);
+		break;
+	case PTD_EV_ERROR:
+	case PTD_EV_GAP:
+	case PTD_EV_LOST:
+	case PTD_EV_OVERFLOW:
+		print_event(v, ev);
+		break;
+	default:
+		break;
+	}
+	v->have_pend = 0;
+}
+
+void view_event(struct view *v, const struct ptd_event *ev)
+{
+	switch (v->o.kind) {
+	case VIEW_INSN:
+		if (ev->kind == PTD_EV_INSN)
+			print_insn(v, ev);
+		else if (ev->kind != PTD_EV_TIME)
+			print_event(v, ev);
+		break;
+	case VIEW_BRANCHES:
+	case VIEW_CALLS:
+		flow_step(v, ev);
+		break;
+	default:
+		break;
+	}
+}
+
+void view_finish(struct view *v)
+{
+	fflush(v->o.out);
+}
+
+void view_print_stats(FILE *out, int json, const struct ptd_stats *st,
+		      unsigned long long events)
+{
+	if (json) {
+		fprintf(out, "{\"type\":\"stats\",\"instructions\":%" PRIu64
+			",\"errors\":%" PRIu64 ",\"gaps\":%" PRIu64 ",\"lost\":%" PRIu64
+			",\"overflows\":%" PRIu64 ",\"events\":%llu,\"trace_bytes\":%"
+			PRIu64 ",\"queues\":%" PRIu64 ",\"aux_truncated\":%" PRIu64
+			",\"lost_records\":%" PRIu64 ",\"sideband_records\":%" PRIu64 "}\n",
+			st->instructions, st->errors, st->gaps, st->lost, st->overflows,
+			events, st->trace_bytes, st->queues, st->aux_truncated,
+			st->lost_records, st->sideband_records);
+		return;
+	}
+	fprintf(out, "instructions: %" PRIu64 "\n", st->instructions);
+	fprintf(out, "errors: %" PRIu64 "\n", st->errors);
+	fprintf(out, "gaps: %" PRIu64 "\n", st->gaps);
+	fprintf(out, "lost: %" PRIu64 "\n", st->lost);
+	fprintf(out, "overflows: %" PRIu64 "\n", st->overflows);
+	fprintf(out, "events: %llu\n", events);
+	fprintf(out, "trace bytes: %" PRIu64 "\n", st->trace_bytes);
+	fprintf(out, "queues: %" PRIu64 "\n", st->queues);
+	fprintf(out, "aux truncated: %" PRIu64 "\n", st->aux_truncated);
+	fprintf(out, "lost records: %" PRIu64 "\n", st->lost_records);
+	fprintf(out, "sideband records: %" PRIu64 "\n", st->sideband_records);
+}

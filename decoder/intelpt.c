@@ -1,0 +1,545 @@
+/* SPDX-License-Identifier: MIT */
+#include "intelpt.h"
+#include "imgstore.h"
+#include "sideband.h"
+#include "util.h"
+
+#include <intel-pt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FIFO_SIZE 16u
+
+enum qstate { Q_SYNC, Q_DECODE, Q_DONE };
+
+struct ipt_backend {
+	struct backend base;
+	struct intelpt_params p;
+	struct intelpt_queue *queues;
+	size_t nqueues, qi;           /* current queue */
+	struct imgstore *st;
+	const struct sideband *sb;
+
+	struct pt_insn_decoder *dec;
+	struct pt_image *image;
+	enum qstate state;
+	int status;                   /* libipt status bits */
+	uint64_t last_sync;           /* offset of the last sync, to see progress */
+
+	/* decode context, read by the memory callback */
+	int32_t pid, tid;
+	uint64_t time;                /* perf ns, IMGSTORE_TIME_UNKNOWN if none */
+	uint64_t tsc;
+	uint64_t next_switch;         /* re-ask the sideband at this time */
+	uint64_t last_ip;             /* last instruction decoded */
+
+	/* memory-read failure details, for the error event */
+	int mem_failed;
+	uint64_t mem_fail_ip;
+	char mem_err[512];
+
+	struct ptd_event fifo[FIFO_SIZE];
+	unsigned head, tail;
+	char msg[FIFO_SIZE][640];     /* messages of queued events */
+	char errmsg[512];
+};
+
+static uint64_t tsc_to_perf(const struct intelpt_params *p, uint64_t tsc)
+{
+	uint64_t quot, rem;
+
+	if (!p->have_time)
+		return IMGSTORE_TIME_UNKNOWN;
+	if (p->time_shift >= 64)
+		return p->time_zero + tsc * p->time_mult;
+	quot = tsc >> p->time_shift;
+	rem = tsc & ((1ull << p->time_shift) - 1);
+	return p->time_zero + quot * p->time_mult +
+	       ((rem * p->time_mult) >> p->time_shift);
+}
+
+int intelpt_params_cpu(struct intelpt_params *p, const char *spec)
+{
+	unsigned f, m, s = 0;
+	int n;
+
+	if (!strcmp(spec, "none")) {
+		p->have_cpu = 0;
+		return 0;
+	}
+	n = sscanf(spec, "%u/%u/%u", &f, &m, &s);
+	if (n < 2 || f > 0xffff || m > 0xff || s > 0xff)
+		return PTD_ERR_INVAL;
+	p->have_cpu = 1;
+	p->family = (uint16_t)f;
+	p->model = (uint8_t)m;
+	p->stepping = (uint8_t)s;
+	return 0;
+}
+
+int intelpt_params_from_perf(struct intelpt_params *p, const uint64_t *priv,
+			     size_t npriv, uint64_t attr_config,
+			     const char *cpuid, char *err, size_t errlen)
+{
+	memset(p, 0, sizeof(*p));
+	if (npriv < INTELPT_INFO_PER_CPU_MMAPS + 1) {
+		util_errf(err, errlen, "intel_pt AUXTRACE_INFO has %zu fields, "
+			  "at least %d expected", npriv, INTELPT_INFO_PER_CPU_MMAPS + 1);
+		return PTD_ERR_CORRUPT;
+	}
+	p->time_shift = util_le64((const uint8_t *)&priv[INTELPT_INFO_TIME_SHIFT]);
+	p->time_mult = util_le64((const uint8_t *)&priv[INTELPT_INFO_TIME_MULT]);
+	p->time_zero = util_le64((const uint8_t *)&priv[INTELPT_INFO_TIME_ZERO]);
+	p->have_time = util_le64((const uint8_t *)&priv[INTELPT_INFO_CAP_USER_TIME_ZERO]) &&
+		       p->time_mult;
+	if (npriv > INTELPT_INFO_MAX_NONTURBO_RATIO) {
+		uint64_t mtc_bits = priv[INTELPT_INFO_MTC_FREQ_BITS];
+
+		if (mtc_bits < 64)
+			p->mtc_freq = (uint8_t)((attr_config >> mtc_bits) & 0xf);
+		p->cpuid_0x15_ebx = (uint32_t)priv[INTELPT_INFO_TSC_CTC_N];
+		p->cpuid_0x15_eax = (uint32_t)priv[INTELPT_INFO_TSC_CTC_D];
+		p->nom_freq = (uint8_t)priv[INTELPT_INFO_MAX_NONTURBO_RATIO];
+	}
+	if (cpuid) {
+		char vendor[32];
+		unsigned f, m, s;
+
+		if (sscanf(cpuid, "%31[^,],%u,%u,%u", vendor, &f, &m, &s) == 4 &&
+		    !strcmp(vendor, "GenuineIntel")) {
+			p->have_cpu = 1;
+			p->family = (uint16_t)f;
+			p->model = (uint8_t)m;
+			p->stepping = (uint8_t)s;
+		}
+	}
+	return 0;
+}
+
+/* libipt reads code through this: the image store at the current time, in
+ * the current thread's address space. */
+static int read_mem(uint8_t *buf, size_t size, const struct pt_asid *asid,
+		    uint64_t ip, void *ctx)
+{
+	struct ipt_backend *b = ctx;
+	int n = imgstore_read(b->st, b->pid, ip, b->time, buf, size, NULL);
+
+	(void)asid;
+	if (n > 0)
+		return n;
+	b->mem_failed = 1;
+	b->mem_fail_ip = ip;
+	snprintf(b->mem_err, sizeof(b->mem_err), "%s", imgstore_last_error(b->st));
+	return -pte_nomap;
+}
+
+static struct ptd_event *push(struct ipt_backend *b, int kind)
+{
+	struct ptd_event *ev;
+
+	if (b->tail - b->head >= FIFO_SIZE)
+		return NULL; /* cannot happen: we push at most a few per step */
+	ev = &b->fifo[b->tail % FIFO_SIZE];
+	memset(ev, 0, sizeof(*ev));
+	ev->kind = (uint16_t)kind;
+	ev->queue = (uint32_t)b->qi;
+	ev->cpu = b->queues[b->qi].cpu;
+	ev->pid = b->pid;
+	ev->tid = b->tid;
+	if (b->time != IMGSTORE_TIME_UNKNOWN) {
+		ev->time = b->time;
+		ev->flags |= PTD_EVF_TIME_VALID;
+	}
+	ev->tsc = b->tsc;
+	if (b->dec)
+		pt_insn_get_offset(b->dec, &ev->offset);
+	b->tail++;
+	return ev;
+}
+
+static char *msgbuf(struct ipt_backend *b, struct ptd_event *ev)
+{
+	char *m = b->msg[(size_t)(ev - b->fifo)];
+
+	ev->msg = m;
+	return m;
+}
+
+/* Follows the sideband: which thread runs now on this queue's CPU. */
+static void update_context(struct ipt_backend *b)
+{
+	const struct intelpt_queue *q = &b->queues[b->qi];
+	int32_t pid, tid;
+	uint64_t t;
+
+	if (!b->sb || q->cpu < 0 || b->time == IMGSTORE_TIME_UNKNOWN)
+		return;
+	if (b->time < b->next_switch && b->next_switch != 0)
+		return;
+	t = b->time;
+	if (sideband_task_at(b->sb, q->cpu, t, &pid, &tid) == 0 &&
+	    (pid != b->pid || tid != b->tid)) {
+		struct ptd_event *ev;
+
+		b->pid = pid;
+		b->tid = tid;
+		ev = push(b, PTD_EV_SWITCH);
+		if (ev) {
+			ev->pid = pid;
+			ev->tid = tid;
+		}
+	}
+	b->next_switch = sideband_next_switch(b->sb, q->cpu, t);
+}
+
+static void update_time(struct ipt_backend *b)
+{
+	uint64_t tsc;
+	uint32_t lmtc, lcyc;
+
+	if (pt_insn_time(b->dec, &tsc, &lmtc, &lcyc) < 0)
+		return;
+	b->tsc = tsc;
+	b->time = tsc_to_perf(&b->p, tsc);
+	update_context(b);
+}
+
+static int start_queue(struct ipt_backend *b)
+{
+	const struct intelpt_queue *q = &b->queues[b->qi];
+	struct pt_config cfg;
+	int rc;
+
+	pt_config_init(&cfg);
+	cfg.begin = (uint8_t *)q->data;
+	cfg.end = (uint8_t *)q->data + q->size;
+	if (b->p.have_cpu) {
+		cfg.cpu.vendor = pcv_intel;
+		cfg.cpu.family = b->p.family;
+		cfg.cpu.model = b->p.model;
+		cfg.cpu.stepping = b->p.stepping;
+		rc = pt_cpu_errata(&cfg.errata, &cfg.cpu);
+		if (rc < 0)
+			memset(&cfg.errata, 0, sizeof(cfg.errata));
+	}
+	cfg.mtc_freq = b->p.mtc_freq;
+	cfg.nom_freq = b->p.nom_freq;
+	cfg.cpuid_0x15_eax = b->p.cpuid_0x15_eax;
+	cfg.cpuid_0x15_ebx = b->p.cpuid_0x15_ebx;
+
+	b->dec = pt_insn_alloc_decoder(&cfg);
+	if (!b->dec)
+		return PTD_ERR_NOMEM;
+	rc = pt_insn_set_image(b->dec, b->image);
+	if (rc < 0)
+		return PTD_ERR_DECODE;
+	b->state = Q_SYNC;
+	b->pid = q->pid;
+	b->tid = q->tid;
+	b->time = IMGSTORE_TIME_UNKNOWN;
+	b->tsc = 0;
+	b->next_switch = 0;
+	b->last_sync = UINT64_MAX;
+	return 0;
+}
+
+static void end_queue(struct ipt_backend *b)
+{
+	pt_insn_free_decoder(b->dec);
+	b->dec = NULL;
+	b->qi++;
+}
+
+static void error_event(struct ipt_backend *b, int pterr, uint64_t ip)
+{
+	struct ptd_event *ev = push(b, PTD_EV_ERROR);
+	char *m;
+
+	if (!ev)
+		return;
+	m = msgbuf(b, ev);
+	ev->error = PTD_ERR_DECODE;
+	ev->ip = ip;
+	if (pterr == -pte_nomap && b->mem_failed) {
+		ev->error = PTD_ERR_NO_IMAGE;
+		ev->ip = b->mem_fail_ip;
+		snprintf(m, 640, "no code at %#" PRIx64 " (%s): %s",
+			 b->mem_fail_ip, pt_errstr(pt_errcode(pterr)), b->mem_err);
+	} else {
+		snprintf(m, 640, "%s", pt_errstr(pt_errcode(pterr)));
+	}
+	b->mem_failed = 0;
+}
+
+static void convert_event(struct ipt_backend *b, const struct pt_event *pe)
+{
+	struct ptd_event *ev = NULL;
+
+	switch (pe->type) {
+	case ptev_enabled:
+		ev = push(b, PTD_EV_ENABLED);
+		if (ev)
+			ev->ip = pe->variant.enabled.ip;
+		break;
+	case ptev_disabled:
+		ev = push(b, PTD_EV_DISABLED);
+		if (ev)
+			ev->ip = pe->variant.disabled.ip;
+		break;
+	case ptev_async_disabled:
+		ev = push(b, PTD_EV_DISABLED);
+		if (ev) {
+			ev->ip = pe->variant.async_disabled.at;
+			ev->addr = pe->variant.async_disabled.ip;
+		}
+		break;
+	case ptev_async_branch:
+		ev = push(b, PTD_EV_ASYNC);
+		if (ev) {
+			ev->ip = pe->variant.async_branch.from;
+			ev->addr = pe->variant.async_branch.to;
+		}
+		break;
+	case ptev_paging:
+		ev = push(b, PTD_EV_PAGING);
+		if (ev)
+			ev->addr = pe->variant.paging.cr3;
+		break;
+	case ptev_async_paging:
+		ev = push(b, PTD_EV_PAGING);
+		if (ev) {
+			ev->addr = pe->variant.async_paging.cr3;
+			ev->ip = pe->variant.async_paging.ip;
+		}
+		break;
+	case ptev_overflow:
+		ev = push(b, PTD_EV_OVERFLOW);
+		if (ev)
+			ev->ip = pe->variant.overflow.ip;
+		break;
+	case ptev_exec_mode:
+		ev = push(b, PTD_EV_EXEC_MODE);
+		if (ev) {
+			ev->ip = pe->variant.exec_mode.ip;
+			ev->mode = pe->variant.exec_mode.mode == ptem_64bit ? PTD_MODE_64 :
+				   pe->variant.exec_mode.mode == ptem_32bit ? PTD_MODE_32 :
+				   pe->variant.exec_mode.mode == ptem_16bit ? PTD_MODE_16 :
+				   PTD_MODE_UNKNOWN;
+		}
+		break;
+	case ptev_tsx:
+		ev = push(b, PTD_EV_TSX);
+		if (ev) {
+			ev->ip = pe->variant.tsx.ip;
+			ev->addr = (uint64_t)pe->variant.tsx.speculative |
+				   (uint64_t)pe->variant.tsx.aborted << 1;
+		}
+		break;
+	case ptev_ptwrite:
+		ev = push(b, PTD_EV_PTWRITE);
+		if (ev) {
+			ev->ip = pe->variant.ptwrite.ip;
+			ev->addr = pe->variant.ptwrite.payload;
+		}
+		break;
+	case ptev_exstop:
+	case ptev_mwait:
+	case ptev_pwre:
+	case ptev_pwrx:
+		ev = push(b, PTD_EV_POWER);
+		break;
+	default:
+		/* timing (tick, cbr), stop, vmcs, mnt: no flow event */
+		break;
+	}
+	if (!ev)
+		return;
+	if (pe->ip_suppressed)
+		ev->flags |= PTD_EVF_IP_SUPPRESSED;
+	if (pe->status_update)
+		ev->flags |= PTD_EVF_STATUS;
+	if (pe->has_tsc) {
+		ev->tsc = pe->tsc;
+		ev->time = tsc_to_perf(&b->p, pe->tsc);
+		if (ev->time != IMGSTORE_TIME_UNKNOWN)
+			ev->flags |= PTD_EVF_TIME_VALID;
+	}
+}
+
+static enum ptd_insn_class map_class(enum pt_insn_class c)
+{
+	switch (c) {
+	case ptic_other: return PTD_IC_OTHER;
+	case ptic_call: return PTD_IC_CALL;
+	case ptic_return: return PTD_IC_RETURN;
+	case ptic_jump: return PTD_IC_JUMP;
+	case ptic_cond_jump: return PTD_IC_COND_JUMP;
+	case ptic_far_call: return PTD_IC_FAR_CALL;
+	case ptic_far_return: return PTD_IC_FAR_RETURN;
+	case ptic_far_jump: return PTD_IC_FAR_JUMP;
+	case ptic_ptwrite: return PTD_IC_PTWRITE;
+	default: return PTD_IC_UNKNOWN;
+	}
+}
+
+static uint8_t map_mode(enum pt_exec_mode m)
+{
+	return m == ptem_64bit ? PTD_MODE_64 : m == ptem_32bit ? PTD_MODE_32 :
+	       m == ptem_16bit ? PTD_MODE_16 : PTD_MODE_UNKNOWN;
+}
+
+/* Advances the decoder by one step, queueing zero or more events. */
+static int step(struct ipt_backend *b)
+{
+	struct pt_insn insn;
+	int rc;
+
+	if (!b->dec) {
+		if (b->qi >= b->nqueues)
+			return PTD_ERR_END;
+		rc = start_queue(b);
+		if (rc < 0)
+			return rc;
+	}
+	if (b->state == Q_SYNC) {
+		uint64_t off = 0;
+
+		rc = pt_insn_sync_forward(b->dec);
+		if (rc == -pte_eos) {
+			end_queue(b);
+			return 0;
+		}
+		pt_insn_get_sync_offset(b->dec, &off);
+		if (rc < 0) {
+			error_event(b, rc, 0);
+			/* No progress means nothing further can be synced. */
+			if (off == b->last_sync)
+				end_queue(b);
+			b->last_sync = off;
+			return 0;
+		}
+		b->last_sync = off;
+		b->status = rc;
+		b->state = Q_DECODE;
+		update_time(b);
+		return 0;
+	}
+	if (b->status & pts_event_pending) {
+		struct pt_event pe;
+
+		rc = pt_insn_event(b->dec, &pe, sizeof(pe));
+		if (rc < 0) {
+			error_event(b, rc, b->last_ip);
+			b->state = Q_SYNC;
+			return 0;
+		}
+		b->status = rc;
+		update_time(b);
+		convert_event(b, &pe);
+		return 0;
+	}
+	if (b->status & pts_eos) {
+		end_queue(b);
+		return 0;
+	}
+	memset(&insn, 0, sizeof(insn));
+	rc = pt_insn_next(b->dec, &insn, sizeof(insn));
+	if (rc < 0) {
+		if (rc == -pte_eos) {
+			end_queue(b);
+			return 0;
+		}
+		error_event(b, rc, insn.ip ? insn.ip : b->last_ip);
+		b->state = Q_SYNC;
+		return 0;
+	}
+	b->status = rc;
+	{
+		struct ptd_event *ev = push(b, PTD_EV_INSN);
+
+		if (ev) {
+			ev->ip = insn.ip;
+			ev->size = insn.size;
+			memcpy(ev->raw, insn.raw, sizeof(ev->raw));
+			ev->iclass = (uint8_t)map_class(insn.iclass);
+			ev->mode = map_mode(insn.mode);
+			if (insn.speculative)
+				ev->flags |= PTD_EVF_SPECULATIVE;
+			if (insn.truncated)
+				ev->flags |= PTD_EVF_TRUNCATED;
+		}
+		b->last_ip = insn.ip;
+	}
+	update_time(b);
+	return 0;
+}
+
+static int ipt_next(struct backend *base, struct ptd_event *ev)
+{
+	struct ipt_backend *b = (struct ipt_backend *)base;
+
+	while (b->head == b->tail) {
+		int rc = step(b);
+
+		if (rc < 0)
+			return rc;
+	}
+	*ev = b->fifo[b->head % FIFO_SIZE];
+	/* messages live in b->msg until this slot is reused, i.e. at least
+	 * until the next call, as the interface promises */
+	b->head++;
+	return 0;
+}
+
+static const char *ipt_errmsg(struct backend *base)
+{
+	return ((struct ipt_backend *)base)->errmsg;
+}
+
+static void ipt_destroy(struct backend *base)
+{
+	struct ipt_backend *b = (struct ipt_backend *)base;
+
+	if (!b)
+		return;
+	pt_insn_free_decoder(b->dec);
+	pt_image_free(b->image);
+	free(b->queues);
+	free(b);
+}
+
+int intelpt_new(const struct intelpt_params *p,
+		const struct intelpt_queue *queues, size_t nqueues,
+		struct imgstore *st, const struct sideband *sb,
+		struct backend **out, char *err, size_t errlen)
+{
+	struct ipt_backend *b;
+
+	*out = NULL;
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return PTD_ERR_NOMEM;
+	b->base.next = ipt_next;
+	b->base.errmsg = ipt_errmsg;
+	b->base.destroy = ipt_destroy;
+	b->p = *p;
+	b->st = st;
+	b->sb = sb;
+	b->nqueues = nqueues;
+	b->queues = calloc(nqueues ? nqueues : 1, sizeof(*queues));
+	b->image = pt_image_alloc("ptdecode");
+	if (!b->queues || !b->image) {
+		ipt_destroy(&b->base);
+		return PTD_ERR_NOMEM;
+	}
+	memcpy(b->queues, queues, nqueues * sizeof(*queues));
+	if (pt_image_set_callback(b->image, read_mem, b) < 0) {
+		util_errf(err, errlen, "libipt refused the memory callback");
+		ipt_destroy(&b->base);
+		return PTD_ERR_DECODE;
+	}
+	*out = &b->base;
+	return 0;
+}

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * intelpt - the Intel PT backend on libipt (the reference decode path).
+ *
+ * Decodes each queue with libipt's instruction flow decoder.  Code bytes are
+ * read through the image store at the decoder's current time and in the
+ * address space of the thread the sideband says was running, so code that
+ * changed during the trace decodes as it was.
+ */
+#ifndef PTD_INTELPT_H
+#define PTD_INTELPT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backend.h"
+
+struct imgstore;
+struct sideband;
+
+/* perf's intel_pt AUXTRACE_INFO private area (tools/perf/util/intel-pt.h). */
+enum {
+	INTELPT_INFO_PMU_TYPE,
+	INTELPT_INFO_TIME_SHIFT,
+	INTELPT_INFO_TIME_MULT,
+	INTELPT_INFO_TIME_ZERO,
+	INTELPT_INFO_CAP_USER_TIME_ZERO,
+	INTELPT_INFO_TSC_BIT,
+	INTELPT_INFO_NORETCOMP_BIT,
+	INTELPT_INFO_HAVE_SCHED_SWITCH,
+	INTELPT_INFO_SNAPSHOT_MODE,
+	INTELPT_INFO_PER_CPU_MMAPS,
+	INTELPT_INFO_MTC_BIT,
+	INTELPT_INFO_MTC_FREQ_BITS,
+	INTELPT_INFO_TSC_CTC_N,
+	INTELPT_INFO_TSC_CTC_D,
+	INTELPT_INFO_CYC_BIT,
+	INTELPT_INFO_MAX_NONTURBO_RATIO,
+	INTELPT_INFO_FILTER_STR_LEN,
+	INTELPT_INFO_MAX,
+};
+
+/* Everything libipt's pt_config and the time conversion need. */
+struct intelpt_params {
+	int have_cpu;               /* cpu fields valid */
+	uint16_t family;
+	uint8_t model, stepping;
+	uint8_t mtc_freq;           /* log2 of the MTC period */
+	uint8_t nom_freq;           /* max non-turbo ratio */
+	uint32_t cpuid_0x15_eax, cpuid_0x15_ebx; /* TSC:CTC = ebx/eax */
+	int have_time;              /* TSC -> perf time known */
+	uint64_t time_shift, time_mult, time_zero;
+};
+
+/* One trace queue: the concatenated AUX bytes of one CPU (per-CPU mode) or
+ * one thread (per-thread mode). */
+struct intelpt_queue {
+	const uint8_t *data;
+	size_t size;
+	int32_t cpu;                /* -1 in per-thread mode */
+	int32_t pid, tid;           /* per-thread mode: the thread */
+};
+
+/* Parses perf's intel_pt AUXTRACE_INFO priv array and the intel_pt attr's
+ * config into params.  cpuid is the HEADER_CPUID string
+ * ("GenuineIntel,6,158,10") or NULL.  Returns 0 or PTD_ERR_CORRUPT. */
+int intelpt_params_from_perf(struct intelpt_params *p, const uint64_t *priv,
+			     size_t npriv, uint64_t attr_config,
+			     const char *cpuid, char *err, size_t errlen);
+
+/* Parses "F/M[/S]" (raw mode --cpu). */
+int intelpt_params_cpu(struct intelpt_params *p, const char *spec);
+
+/* Creates the backend.  queues is copied; their bytes, the store and the
+ * sideband must outlive the backend.  sb may be NULL (raw mode). */
+int intelpt_new(const struct intelpt_params *p,
+		const struct intelpt_queue *queues, size_t nqueues,
+		struct imgstore *st, const struct sideband *sb,
+		struct backend **out, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,912 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * session - the public API: opens an input, builds the image store and the
+ * sideband timeline from it, creates the backend, and hands out events.
+ */
+#include "session.h"
+#include "imgstore.h"
+#include "intelpt.h"
+#include "perfdata.h"
+#include "rawimage.h"
+#include "sideband.h"
+#include "symtab.h"
+#include "textstore.h"
+#include "util.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define AUX_TYPE_INTEL_PT 1
+#define AUX_TYPE_CS_ETM 3
+
+/* One AUXTRACE record's payload. */
+struct aux_chunk {
+	uint32_t idx;
+	int32_t cpu, tid;
+	uint64_t offset;        /* position in the queue's stream */
+	uint64_t file_offset, size;
+	size_t seq;
+};
+
+struct session_queue {
+	uint32_t idx;
+	int32_t cpu, tid;
+	uint8_t *owned;         /* concatenated chunks (NULL when mapped) */
+	const uint8_t *data;
+	size_t size;
+	void *cookie;           /* perfdata_aux_map cookie */
+};
+
+struct ptd_session {
+	struct ptd_open_opts opts;
+	char errmsg[1024];
+	char **warnings;
+	size_t nwarnings, wcap;
+
+	struct perfdata *pd;
+	struct textstore *ts;
+	struct imgstore *st;
+	struct sideband *sb;
+	struct backend *be;
+
+	struct aux_chunk *chunks;
+	size_t nchunks, ccap;
+	struct session_queue *queues;
+	size_t nqueues;
+
+	uint32_t aux_type;
+	uint64_t *aux_priv;
+	size_t aux_npriv;
+	int have_aux_info;
+
+	struct util_map raw_trace;
+
+	/* symbols: one table per ELF file, kallsyms, sideband-learnt names */
+	struct symfile { char *path; struct symtab *tab; } *symfiles;
+	size_t nsymfiles, symcap;
+	struct symtab *ksyms;
+	struct symtab *sbsyms;
+	uint64_t cur_time;
+	struct ptd_stats stats;
+	int ended;
+	char *dir;              /* capture directory, if any */
+};
+
+const char *ptd_version(void)
+{
+	return "0.1.0";
+}
+
+const char *ptd_strerror(int err)
+{
+	switch (err) {
+	case PTD_OK: return "success";
+	case PTD_ERR_NOMEM: return "out of memory";
+	case PTD_ERR_INVAL: return "invalid argument";
+	case PTD_ERR_IO: return "input/output error";
+	case PTD_ERR_FORMAT: return "unrecognised input format";
+	case PTD_ERR_TRUNCATED: return "input is truncated";
+	case PTD_ERR_CORRUPT: return "input is corrupt";
+	case PTD_ERR_UNSUPPORTED: return "unsupported input";
+	case PTD_ERR_NO_TRACE: return "no trace data";
+	case PTD_ERR_NO_AUXINFO: return "AUX trace data without AUXTRACE_INFO";
+	case PTD_ERR_NO_IMAGE: return "code image missing";
+	case PTD_ERR_DECODE: return "trace decode error";
+	case PTD_ERR_END: return "end of trace";
+	case PTD_ERR_LIMIT: return "resource limit reached";
+	default: return "unknown error";
+	}
+}
+
+const char *ptd_event_kind_name(int kind)
+{
+	static const char *const names[] = {
+		[PTD_EV_INSN] = "insn", [PTD_EV_ENABLED] = "enabled",
+		[PTD_EV_DISABLED] = "disabled", [PTD_EV_ASYNC] = "async",
+		[PTD_EV_OVERFLOW] = "overflow", [PTD_EV_PAGING] = "paging",
+		[PTD_EV_EXEC_MODE] = "exec-mode", [PTD_EV_SWITCH] = "switch",
+		[PTD_EV_TIME] = "time", [PTD_EV_ERROR] = "error",
+		[PTD_EV_GAP] = "gap", [PTD_EV_LOST] = "lost", [PTD_EV_TSX] = "tsx",
+		[PTD_EV_PTWRITE] = "ptwrite", [PTD_EV_POWER] = "power",
+	};
+
+	if (kind > 0 && kind < (int)(sizeof(names) / sizeof(names[0])) && names[kind])
+		return names[kind];
+	return "unknown";
+}
+
+const char *ptd_iclass_name(int iclass)
+{
+	static const char *const names[] = {
+		[PTD_IC_UNKNOWN] = "unknown", [PTD_IC_OTHER] = "other",
+		[PTD_IC_CALL] = "call", [PTD_IC_RETURN] = "return",
+		[PTD_IC_JUMP] = "jump", [PTD_IC_COND_JUMP] = "cond",
+		[PTD_IC_FAR_CALL] = "far-call", [PTD_IC_FAR_RETURN] = "far-return",
+		[PTD_IC_FAR_JUMP] = "far-jump", [PTD_IC_PTWRITE] = "ptwrite",
+		[PTD_IC_IND_CALL] = "indirect-call", [PTD_IC_IND_JUMP] = "indirect",
+	};
+
+	if (iclass >= 0 && iclass < (int)(sizeof(names) / sizeof(names[0])) && names[iclass])
+		return names[iclass];
+	return "unknown";
+}
+
+/* ------------------------------------------------------------------ */
+
+static int fail(struct ptd_session *s, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail(struct ptd_session *s, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(s->errmsg, sizeof(s->errmsg), fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+int session_warn(struct ptd_session *s, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (util_grow((void **)&s->warnings, &s->wcap, s->nwarnings + 1, sizeof(char *)))
+		return PTD_ERR_NOMEM;
+	s->warnings[s->nwarnings] = strdup(buf);
+	if (!s->warnings[s->nwarnings])
+		return PTD_ERR_NOMEM;
+	s->nwarnings++;
+	return 0;
+}
+
+const char *ptd_errmsg(const struct ptd_session *s)
+{
+	if (!s)
+		return "out of memory";
+	if (s->errmsg[0])
+		return s->errmsg;
+	if (s->be)
+		return s->be->errmsg(s->be);
+	return "";
+}
+
+size_t ptd_warning_count(const struct ptd_session *s)
+{
+	return s ? s->nwarnings : 0;
+}
+
+const char *ptd_warning(const struct ptd_session *s, size_t i)
+{
+	return s && i < s->nwarnings ? s->warnings[i] : NULL;
+}
+
+struct imgstore *session_imgstore(struct ptd_session *s)
+{
+	return s->st;
+}
+
+/* ------------------------------------------------------------------ */
+/* perf.data                                                           */
+
+static int is_kernel_addr(uint64_t a)
+{
+	return a >= 0xffff800000000000ull;
+}
+
+/* Finds the file a MMAP record names: sysroot first, then the search path
+ * by base name, then the path itself.  Returns a malloc'd path. */
+static char *resolve_file(struct ptd_session *s, const char *path)
+{
+	char buf[4096];
+	struct stat sb;
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	if (s->opts.sysroot && path[0] == '/') {
+		snprintf(buf, sizeof(buf), "%s%s", s->opts.sysroot, path);
+		if (!stat(buf, &sb))
+			return strdup(buf);
+	}
+	for (const char *const *d = s->opts.search_path; d && *d; d++) {
+		snprintf(buf, sizeof(buf), "%s/%s", *d, base);
+		if (!stat(buf, &sb))
+			return strdup(buf);
+	}
+	if (s->opts.sysroot && path[0] == '/') {
+		/* report the path where we looked */
+		snprintf(buf, sizeof(buf), "%s%s", s->opts.sysroot, path);
+		return strdup(buf);
+	}
+	return strdup(path);
+}
+
+static int add_mmap(struct ptd_session *s, const struct perfdata_record *r)
+{
+	struct perfdata_mmap m;
+	uint64_t t = r->sid.has_time ? r->sid.time : 0;
+	int32_t pid;
+	char *file;
+	int rc;
+
+	if (perfdata_parse_mmap(r, &m))
+		return session_warn(s, "malformed MMAP record at offset %#" PRIx64
+				    ": skipped", r->file_offset);
+	if (r->type == PD_RECORD_MMAP2 && !(m.prot & PROT_EXEC))
+		return 0;
+	pid = (int32_t)m.pid;
+	if (is_kernel_addr(m.addr) || pid == -1 ||
+	    (r->misc & PD_MISC_CPUMODE_MASK) == PD_MISC_KERNEL)
+		pid = IMGSTORE_KERNEL;
+	sideband_thread(s->sb, (int32_t)m.pid, (int32_t)m.tid);
+	/* A new mapping replaces whatever was mapped there before. */
+	imgstore_end(s->st, pid, m.addr, m.len, t);
+	if (m.filename[0] != '/') {
+		/* [vdso], //anon, [kernel.kallsyms]: bytes only from the text
+		 * store (or --vmlinux, later); record the range as known. */
+		if (!strncmp(m.filename, "[kernel.kallsyms]", 17) && s->opts.vmlinux)
+			return 0; /* added from the ELF at open */
+		rc = imgstore_add_bytes(s->st, pid, m.addr, m.len, NULL, t,
+					IMGSTORE_FOREVER, m.filename);
+		return rc < 0 ? rc : 0;
+	}
+	file = resolve_file(s, m.filename);
+	if (!file)
+		return PTD_ERR_NOMEM;
+	rc = imgstore_add_file(s->st, pid, m.addr, m.len, file, m.pgoff, t,
+			       IMGSTORE_FOREVER, m.filename);
+	free(file);
+	return rc < 0 ? rc : 0;
+}
+
+static int add_chunk(struct ptd_session *s, const struct perfdata_record *r)
+{
+	struct aux_chunk *c;
+
+	if (util_grow((void **)&s->chunks, &s->ccap, s->nchunks + 1, sizeof(*c)))
+		return PTD_ERR_NOMEM;
+	c = &s->chunks[s->nchunks];
+	c->idx = r->aux_idx;
+	c->cpu = (int32_t)r->aux_cpu;
+	c->tid = (int32_t)r->aux_tid;
+	c->offset = r->aux_offset;
+	c->file_offset = r->aux_file_offset;
+	c->size = r->aux_size;
+	c->seq = s->nchunks++;
+	s->stats.trace_bytes += r->aux_size;
+	return 0;
+}
+
+static int read_sideband(struct ptd_session *s)
+{
+	struct perfdata_record r;
+	int rc;
+
+	while ((rc = perfdata_next(s->pd, &r)) == 0) {
+		uint64_t t = r.sid.has_time ? r.sid.time : 0;
+
+		s->stats.sideband_records++;
+		switch (r.type) {
+		case PD_RECORD_AUXTRACE_INFO: {
+			struct perfdata_auxtrace_info ai;
+
+			if (perfdata_parse_auxtrace_info(&r, &ai))
+				return fail(s, PTD_ERR_CORRUPT, "malformed "
+					    "AUXTRACE_INFO record at offset %#" PRIx64,
+					    r.file_offset);
+			s->aux_type = ai.type;
+			free(s->aux_priv);
+			s->aux_priv = calloc(ai.npriv ? ai.npriv : 1, sizeof(uint64_t));
+			if (!s->aux_priv)
+				return PTD_ERR_NOMEM;
+			memcpy(s->aux_priv, ai.priv, ai.npriv * sizeof(uint64_t));
+			s->aux_npriv = ai.npriv;
+			s->have_aux_info = 1;
+			break;
+		}
+		case PD_RECORD_AUXTRACE:
+			rc = add_chunk(s, &r);
+			break;
+		case PD_RECORD_MMAP:
+		case PD_RECORD_MMAP2:
+			rc = add_mmap(s, &r);
+			break;
+		case PD_RECORD_COMM: {
+			struct perfdata_comm c;
+
+			if (perfdata_parse_comm(&r, &c) == 0) {
+				sideband_thread(s->sb, (int32_t)c.pid, (int32_t)c.tid);
+				if (c.exec && c.pid == c.tid)
+					imgstore_end(s->st, (int32_t)c.pid, 0, 0, t);
+			}
+			break;
+		}
+		case PD_RECORD_FORK: {
+			struct perfdata_task tk;
+
+			if (perfdata_parse_task(&r, &tk) == 0) {
+				sideband_thread(s->sb, (int32_t)tk.pid, (int32_t)tk.tid);
+				if (tk.pid != tk.ppid)
+					rc = imgstore_fork(s->st, (int32_t)tk.ppid,
+							   (int32_t)tk.pid, tk.time);
+			}
+			break;
+		}
+		case PD_RECORD_ITRACE_START: {
+			struct perfdata_itrace_start is;
+
+			if (perfdata_parse_itrace_start(&r, &is) == 0) {
+				sideband_thread(s->sb, (int32_t)is.pid, (int32_t)is.tid);
+				if (r.sid.has_cpu)
+					sideband_run(s->sb, (int32_t)r.sid.cpu, t,
+						     (int32_t)is.pid, (int32_t)is.tid);
+			}
+			break;
+		}
+		case PD_RECORD_SWITCH:
+		case PD_RECORD_SWITCH_CPU_WIDE: {
+			struct perfdata_switch sw;
+
+			if (perfdata_parse_switch(&r, &sw) || !r.sid.has_cpu)
+				break;
+			if (!sw.out && r.sid.has_tid)
+				sideband_run(s->sb, (int32_t)r.sid.cpu, t,
+					     (int32_t)r.sid.pid, (int32_t)r.sid.tid);
+			else if (sw.out && r.type == PD_RECORD_SWITCH_CPU_WIDE)
+				sideband_run(s->sb, (int32_t)r.sid.cpu, t,
+					     (int32_t)sw.next_prev_pid,
+					     (int32_t)sw.next_prev_tid);
+			break;
+		}
+		case PD_RECORD_LOST:
+		case PD_RECORD_LOST_SAMPLES: {
+			struct perfdata_lost l;
+
+			if (perfdata_parse_lost(&r, &l) == 0) {
+				s->stats.lost_records += l.lost;
+				s->stats.lost += l.lost;
+			}
+			break;
+		}
+		case PD_RECORD_AUX: {
+			struct perfdata_aux a;
+
+			if (perfdata_parse_aux(&r, &a) == 0) {
+				if (a.flags & PD_AUX_FLAG_TRUNCATED) {
+					s->stats.aux_truncated++;
+					s->stats.lost++;
+				}
+				if (a.flags & PD_AUX_FLAG_PARTIAL)
+					s->stats.aux_partial++;
+			}
+			break;
+		}
+		case PD_RECORD_KSYMBOL: {
+			struct perfdata_ksymbol k;
+
+			if (perfdata_parse_ksymbol(&r, &k) == 0 && !(k.flags & 1))
+				symtab_add(s->sbsyms, k.name, k.addr, k.len);
+			break;
+		}
+		case PD_RECORD_TEXT_POKE: {
+			struct perfdata_text_poke tp;
+
+			if (perfdata_parse_text_poke(&r, &tp) == 0 && tp.new_len)
+				rc = imgstore_add_copy(s->st, IMGSTORE_KERNEL, tp.addr,
+						       tp.new_len, tp.new_bytes, t,
+						       IMGSTORE_FOREVER, "text_poke");
+			break;
+		}
+		default:
+			break;
+		}
+		if (rc < 0)
+			return fail(s, rc, "reading sideband: %s", ptd_strerror(rc));
+	}
+	if (rc != PTD_ERR_END)
+		return fail(s, rc, "%s", "perf.data: cannot read records");
+	for (const char *const *w = perfdata_warnings(s->pd); w && *w; w++)
+		session_warn(s, "%s", *w);
+	sideband_finish(s->sb);
+	return 0;
+}
+
+static int chunk_cmp(const void *a, const void *b)
+{
+	const struct aux_chunk *x = a, *y = b;
+
+	if (x->idx != y->idx)
+		return x->idx < y->idx ? -1 : 1;
+	if (x->offset != y->offset)
+		return x->offset < y->offset ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Groups AUXTRACE chunks by queue index; a queue made of several chunks is
+ * concatenated in stream order (libipt decodes one contiguous buffer). */
+static int build_queues(struct ptd_session *s)
+{
+	size_t i = 0;
+
+	qsort(s->chunks, s->nchunks, sizeof(*s->chunks), chunk_cmp);
+	s->queues = calloc(s->nchunks ? s->nchunks : 1, sizeof(*s->queues));
+	if (!s->queues)
+		return PTD_ERR_NOMEM;
+	while (i < s->nchunks) {
+		size_t j = i, total = 0;
+		struct session_queue *q = &s->queues[s->nqueues];
+		int rc;
+
+		while (j < s->nchunks && s->chunks[j].idx == s->chunks[i].idx)
+			total += s->chunks[j++].size;
+		q->idx = s->chunks[i].idx;
+		q->cpu = s->chunks[i].cpu;
+		q->tid = s->chunks[i].tid;
+		if (j - i == 1) {
+			rc = perfdata_aux_map(s->pd, s->chunks[i].file_offset,
+					      s->chunks[i].size, &q->data, &q->cookie);
+			if (rc)
+				return fail(s, rc, "cannot map AUX data at offset %#"
+					    PRIx64, s->chunks[i].file_offset);
+			q->size = s->chunks[i].size;
+		} else {
+			size_t pos = 0;
+
+			q->owned = malloc(total ? total : 1);
+			if (!q->owned)
+				return fail(s, PTD_ERR_NOMEM, "out of memory for %zu "
+					    "bytes of trace in queue %u", total, q->idx);
+			for (size_t k = i; k < j; k++) {
+				const uint8_t *d;
+				void *ck;
+
+				rc = perfdata_aux_map(s->pd, s->chunks[k].file_offset,
+						      s->chunks[k].size, &d, &ck);
+				if (rc)
+					return fail(s, rc, "cannot map AUX data at "
+						    "offset %#" PRIx64,
+						    s->chunks[k].file_offset);
+				memcpy(q->owned + pos, d, s->chunks[k].size);
+				pos += s->chunks[k].size;
+				perfdata_aux_unmap(s->pd, ck);
+			}
+			q->data = q->owned;
+			q->size = total;
+		}
+		s->nqueues++;
+		i = j;
+	}
+	s->stats.queues = s->nqueues;
+	return 0;
+}
+
+static const struct perfdata_attr *find_attr(const struct perfdata_info *info,
+					     uint32_t type)
+{
+	for (size_t i = 0; i < info->nattrs; i++)
+		if (info->attrs[i].type == type)
+			return &info->attrs[i];
+	return NULL;
+}
+
+static int add_text_store(struct ptd_session *s)
+{
+	char path[4096], err[512];
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/text", s->dir);
+	rc = textstore_open(path, &s->ts, err, sizeof(err));
+	if (rc)
+		return fail(s, rc, "%s", err);
+	for (size_t i = 0; i < textstore_count(s->ts); i++) {
+		const struct textstore_entry *e = textstore_get(s->ts, i);
+		const uint8_t *bytes = NULL;
+
+		if (strcmp(e->hash, "-") &&
+		    textstore_bytes(s->ts, i, &bytes, err, sizeof(err))) {
+			session_warn(s, "%s: the range decodes as a gap", err);
+			bytes = NULL;
+		}
+		rc = imgstore_add_bytes(s->st, e->pid, e->start, e->len, bytes,
+					e->valid_from, e->valid_to, e->name);
+		if (rc < 0)
+			return fail(s, rc, "text store row %zu: bad range", i);
+		if (!strcmp(e->kind, "file") && e->name[0] == '/') {
+			char *f = resolve_file(s, e->name);
+
+			if (!f)
+				return PTD_ERR_NOMEM;
+			imgstore_set_origin(s->st, rc, f, e->pgoff);
+			free(f);
+		} else if (!strncmp(e->kind, "bpf", 3) || !strcmp(e->kind, "jit") ||
+			   !strcmp(e->kind, "trampoline")) {
+			symtab_add(s->sbsyms, e->name, e->start, e->len);
+		}
+	}
+	return 0;
+}
+
+static int open_perf(struct ptd_session *s, const char *path)
+{
+	const struct perfdata_info *info;
+	struct intelpt_queue *iq;
+	struct intelpt_params params;
+	char err[512];
+	int rc;
+
+	rc = perfdata_open(path, &s->pd, err, sizeof(err));
+	if (rc)
+		return fail(s, rc, "%s", err);
+	info = perfdata_get_info(s->pd);
+	if (s->dir && (rc = add_text_store(s)))
+		return rc;
+	rc = read_sideband(s);
+	if (rc)
+		return rc;
+	if (!s->nchunks)
+		return fail(s, PTD_ERR_NO_TRACE, "%s holds no AUX trace data "
+			    "(no AUXTRACE records): record with -e intel_pt// "
+			    "or -e cs_etm//", path);
+	if (!s->have_aux_info)
+		return fail(s, PTD_ERR_NO_AUXINFO, "%s has AUX trace data but "
+			    "no AUXTRACE_INFO record, so the trace type and its "
+			    "configuration are unknown", path);
+	rc = build_queues(s);
+	if (rc)
+		return rc;
+	if (s->aux_type != AUX_TYPE_INTEL_PT) {
+		return fail(s, PTD_ERR_UNSUPPORTED, "%s: AUX trace type %u (%s) "
+			    "is not supported by this build", path, s->aux_type,
+			    s->aux_type == AUX_TYPE_CS_ETM ? "cs_etm" :
+			    s->aux_type == 2 ? "intel_bts" : "unknown PMU");
+	}
+	{
+		const struct perfdata_attr *a = NULL;
+
+		if (s->aux_npriv > INTELPT_INFO_PMU_TYPE)
+			a = find_attr(info, (uint32_t)s->aux_priv[INTELPT_INFO_PMU_TYPE]);
+		rc = intelpt_params_from_perf(&params, s->aux_priv, s->aux_npriv,
+					      a ? a->config : 0, info->cpuid,
+					      err, sizeof(err));
+		if (rc)
+			return fail(s, rc, "%s", err);
+	}
+	iq = calloc(s->nqueues ? s->nqueues : 1, sizeof(*iq));
+	if (!iq)
+		return PTD_ERR_NOMEM;
+	for (size_t i = 0; i < s->nqueues; i++) {
+		const struct session_queue *q = &s->queues[i];
+		int per_cpu = s->aux_npriv > INTELPT_INFO_PER_CPU_MMAPS &&
+			      s->aux_priv[INTELPT_INFO_PER_CPU_MMAPS];
+
+		iq[i].data = q->data;
+		iq[i].size = q->size;
+		iq[i].cpu = per_cpu ? q->cpu : -1;
+		iq[i].tid = q->tid;
+		iq[i].pid = sideband_pid_of(s->sb, q->tid);
+		if (per_cpu) {
+			uint64_t t0 = sideband_next_switch(s->sb, q->cpu, 0);
+
+			if (sideband_task_at(s->sb, q->cpu, t0 == UINT64_MAX ? 0 : t0,
+					     &iq[i].pid, &iq[i].tid))
+				iq[i].pid = iq[i].tid = -1;
+		}
+	}
+	rc = intelpt_new(&params, iq, s->nqueues, s->st, s->sb, &s->be, err,
+			 sizeof(err));
+	free(iq);
+	if (rc)
+		return fail(s, rc, "%s", err);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* raw mode                                                            */
+
+static int open_raw(struct ptd_session *s, const char *path)
+{
+	struct intelpt_params params;
+	struct intelpt_queue q;
+	char err[512];
+	int rc;
+
+	rc = util_map_file(path, &s->raw_trace, err, sizeof(err));
+	if (rc)
+		return fail(s, rc, "%s", err);
+	if (!s->raw_trace.size)
+		return fail(s, PTD_ERR_NO_TRACE, "%s is empty", path);
+	for (size_t i = 0; i < s->opts.n_raw_images; i++) {
+		rc = rawimage_add(s->st, &s->opts.raw_images[i], err, sizeof(err));
+		if (rc)
+			return fail(s, rc, "%s", err);
+	}
+	memset(&params, 0, sizeof(params));
+	if (s->opts.cpu && intelpt_params_cpu(&params, s->opts.cpu))
+		return fail(s, PTD_ERR_INVAL, "bad --cpu value \"%s\": expected "
+			    "FAMILY/MODEL[/STEPPING] or none", s->opts.cpu);
+	memset(&q, 0, sizeof(q));
+	q.data = s->raw_trace.data;
+	q.size = s->raw_trace.size;
+	q.cpu = -1;
+	q.pid = q.tid = IMGSTORE_KERNEL;
+	s->stats.trace_bytes = q.size;
+	s->stats.queues = 1;
+	rc = intelpt_new(&params, &q, 1, s->st, NULL, &s->be, err, sizeof(err));
+	if (rc)
+		return fail(s, rc, "%s", err);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+
+static enum ptd_input_kind detect(const char *path, char **perf_path, char **dir)
+{
+	struct stat st;
+	char buf[4096];
+	uint8_t magic[8];
+	int fd;
+	ssize_t n;
+
+	*perf_path = NULL;
+	*dir = NULL;
+	if (stat(path, &st))
+		return PTD_INPUT_AUTO;
+	if (S_ISDIR(st.st_mode)) {
+		snprintf(buf, sizeof(buf), "%s/perf.data", path);
+		if (!stat(buf, &st)) {
+			*perf_path = strdup(buf);
+			*dir = strdup(path);
+			return PTD_INPUT_CAPTURE_DIR;
+		}
+		return PTD_INPUT_AUTO;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return PTD_INPUT_AUTO;
+	n = read(fd, magic, sizeof(magic));
+	close(fd);
+	if (n == 8 && !memcmp(magic, "PERFILE2", 8)) {
+		*perf_path = strdup(path);
+		return PTD_INPUT_PERF_DATA;
+	}
+	return PTD_INPUT_RAW_PT;
+}
+
+int ptd_open_kind(struct ptd_session **out, const char *path,
+		  enum ptd_input_kind kind, const struct ptd_open_opts *opts)
+{
+	struct ptd_session *s;
+	char *perf_path = NULL, *dir = NULL;
+	enum ptd_input_kind found;
+	int rc;
+
+	if (!out)
+		return PTD_ERR_INVAL;
+	*out = s = calloc(1, sizeof(*s));
+	if (!s)
+		return PTD_ERR_NOMEM;
+	s->stats.sz = sizeof(s->stats);
+	if (opts) {
+		size_t n = opts->sz < sizeof(s->opts) ? opts->sz : sizeof(s->opts);
+
+		memcpy(&s->opts, opts, n);
+	}
+	s->opts.sz = sizeof(s->opts);
+	s->st = imgstore_new();
+	s->sb = sideband_new();
+	s->sbsyms = symtab_new();
+	if (!s->st || !s->sb || !s->sbsyms)
+		return fail(s, PTD_ERR_NOMEM, "out of memory");
+	if (s->opts.flags & PTD_OPEN_NO_VERSIONING)
+		imgstore_set_no_versioning(s->st, 1);
+	if (!path)
+		return fail(s, PTD_ERR_INVAL, "no input given");
+	if (s->opts.kallsyms) {
+		char err[512];
+
+		rc = symtab_from_kallsyms(&s->ksyms, s->opts.kallsyms, err, sizeof(err));
+		if (rc)
+			return fail(s, rc, "--kallsyms: %s", err);
+	}
+	if (access(path, R_OK))
+		return fail(s, PTD_ERR_IO, "cannot open %s: %s", path, strerror(errno));
+
+	found = detect(path, &perf_path, &dir);
+	if (kind == PTD_INPUT_AUTO)
+		kind = found;
+	if (kind == PTD_INPUT_RAW_PT && !s->opts.n_raw_images) {
+		/* raw bytes mean nothing without the code they ran through */
+		rc = found == PTD_INPUT_RAW_PT && !(opts && opts->n_raw_images) ?
+		     fail(s, PTD_ERR_FORMAT, "%s is not a perf.data file (no "
+			  "PERFILE2 magic); for a raw Intel PT trace give it with "
+			  "--pt and its code with --raw/--elf/--pages", path) :
+		     fail(s, PTD_ERR_INVAL, "raw trace %s: no images given (use "
+			  "--raw FILE:ADDR, --elf FILE[:BASE] or --pages)", path);
+	} else if (kind == PTD_INPUT_RAW_PT) {
+		rc = open_raw(s, path);
+	} else if (kind == PTD_INPUT_CAPTURE_DIR || kind == PTD_INPUT_PERF_DATA) {
+		s->dir = dir;
+		dir = NULL;
+		rc = open_perf(s, perf_path ? perf_path : path);
+	} else {
+		rc = fail(s, PTD_ERR_FORMAT, "%s is neither a capture directory "
+			  "(with perf.data), a perf.data file, nor a raw trace",
+			  path);
+	}
+	free(perf_path);
+	free(dir);
+	return rc;
+}
+
+int ptd_open(struct ptd_session **out, const char *path,
+	     const struct ptd_open_opts *opts)
+{
+	return ptd_open_kind(out, path, PTD_INPUT_AUTO, opts);
+}
+
+void ptd_close(struct ptd_session *s)
+{
+	if (!s)
+		return;
+	if (s->be)
+		s->be->destroy(s->be);
+	for (size_t i = 0; i < s->nqueues; i++) {
+		free(s->queues[i].owned);
+		if (s->queues[i].cookie)
+			perfdata_aux_unmap(s->pd, s->queues[i].cookie);
+	}
+	free(s->queues);
+	free(s->chunks);
+	free(s->aux_priv);
+	perfdata_close(s->pd);
+	textstore_close(s->ts);
+	imgstore_free(s->st);
+	sideband_free(s->sb);
+	util_unmap(&s->raw_trace);
+	for (size_t i = 0; i < s->nwarnings; i++)
+		free(s->warnings[i]);
+	free(s->warnings);
+	free(s->dir);
+	for (size_t i = 0; i < s->nsymfiles; i++) {
+		free(s->symfiles[i].path);
+		symtab_free(s->symfiles[i].tab);
+	}
+	free(s->symfiles);
+	symtab_free(s->ksyms);
+	symtab_free(s->sbsyms);
+	free(s);
+}
+
+int ptd_next(struct ptd_session *s, struct ptd_event *ev)
+{
+	int rc;
+
+	if (!s || !ev)
+		return PTD_ERR_INVAL;
+	if (!s->be || s->ended)
+		return PTD_ERR_END;
+	for (;;) {
+		if (s->opts.max_insns && s->stats.instructions >= s->opts.max_insns) {
+			s->ended = 1;
+			return PTD_ERR_END;
+		}
+		rc = s->be->next(s->be, ev);
+		if (rc < 0) {
+			if (rc == PTD_ERR_END)
+				s->ended = 1;
+			return rc;
+		}
+		if ((ev->flags & PTD_EVF_TIME_VALID) && s->opts.time_end &&
+		    ev->time > s->opts.time_end) {
+			s->ended = 1;
+			return PTD_ERR_END;
+		}
+		if (ev->flags & PTD_EVF_TIME_VALID)
+			s->cur_time = ev->time;
+		if (s->opts.time_start && (ev->flags & PTD_EVF_TIME_VALID) &&
+		    ev->time < s->opts.time_start)
+			continue;
+		switch (ev->kind) {
+		case PTD_EV_INSN: s->stats.instructions++; break;
+		case PTD_EV_ERROR: s->stats.errors++; break;
+		case PTD_EV_GAP: s->stats.gaps++; break;
+		case PTD_EV_OVERFLOW: s->stats.overflows++; break;
+		default: break;
+		}
+		return 0;
+	}
+}
+
+int ptd_get_stats(const struct ptd_session *s, struct ptd_stats *st)
+{
+	size_t n;
+
+	if (!s || !st || st->sz < sizeof(size_t))
+		return PTD_ERR_INVAL;
+	n = st->sz < sizeof(s->stats) ? st->sz : sizeof(s->stats);
+	memcpy(st, &s->stats, n);
+	st->sz = n;
+	return 0;
+}
+
+/* The symbol table of an ELF file, read once (NULL when it has none). */
+static struct symtab *symfile(struct ptd_session *s, const char *path)
+{
+	char err[256];
+	struct symtab *tab = NULL;
+
+	for (size_t i = 0; i < s->nsymfiles; i++)
+		if (!strcmp(s->symfiles[i].path, path))
+			return s->symfiles[i].tab;
+	if (util_grow((void **)&s->symfiles, &s->symcap, s->nsymfiles + 1,
+		      sizeof(*s->symfiles)))
+		return NULL;
+	if (symtab_from_elf_file(&tab, path, err, sizeof(err)))
+		tab = NULL;
+	s->symfiles[s->nsymfiles].path = strdup(path);
+	if (!s->symfiles[s->nsymfiles].path) {
+		symtab_free(tab);
+		return NULL;
+	}
+	s->symfiles[s->nsymfiles++].tab = tab;
+	return tab;
+}
+
+int ptd_symbolize(struct ptd_session *s, int pid, uint64_t addr, char *buf,
+		  size_t len, uint64_t *off)
+{
+	struct imgstore_hit hit;
+	const char *name;
+	uint64_t o, bias;
+	struct symtab *tab;
+
+	if (!s || !buf || !len)
+		return PTD_ERR_INVAL;
+	if (symtab_lookup(s->sbsyms, addr, &name, &o) == 0 ||
+	    (s->ksyms && is_kernel_addr(addr) &&
+	     symtab_lookup(s->ksyms, addr, &name, &o) == 0))
+		goto found;
+	memset(&hit, 0, sizeof(hit));
+	imgstore_lookup(s->st, pid, addr, s->cur_time ? s->cur_time :
+			IMGSTORE_TIME_UNKNOWN, &hit);
+	if (!hit.elf_path || !(tab = symfile(s, hit.elf_path)))
+		return PTD_ERR_NO_IMAGE;
+	if (symtab_load_bias(tab, hit.start, hit.pgoff, &bias))
+		bias = 0;
+	if (symtab_lookup(tab, addr - bias, &name, &o))
+		return PTD_ERR_NO_IMAGE;
+found:
+	snprintf(buf, len, "%s", name);
+	if (off)
+		*off = o;
+	return 0;
+}
+
+const char *ptd_image_name(struct ptd_session *s, int pid, uint64_t addr)
+{
+	struct imgstore_hit hit;
+
+	memset(&hit, 0, sizeof(hit));
+	if (!s)
+		return NULL;
+	imgstore_lookup(s->st, pid, addr, IMGSTORE_TIME_UNKNOWN, &hit);
+	return hit.name;
+}
+
+int ptd_source_line(struct ptd_session *s, int pid, uint64_t addr, char *file,
+		    size_t len, unsigned int *line)
+{
+	(void)s; (void)pid; (void)addr; (void)file; (void)len; (void)line;
+	return PTD_ERR_NO_IMAGE;
+}

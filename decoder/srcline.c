@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: MIT */
+/* srcline - DWARF line lookups with a small cache of open files. */
+#include "srcline.h"
+#include "ptdecode.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifdef PTD_HAVE_LIBDW
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+
+#define SRCLINE_CACHE 8
+
+struct srcfile {
+	char *path;         /* NULL: slot unused */
+	int fd;
+	Dwarf *dw;          /* NULL: file has no DWARF */
+	uint64_t used;      /* LRU clock */
+};
+
+struct srcline {
+	struct srcfile files[SRCLINE_CACHE];
+	uint64_t clock;
+};
+
+struct srcline *srcline_new(void)
+{
+	return calloc(1, sizeof(struct srcline));
+}
+
+static void drop(struct srcfile *f)
+{
+	if (f->dw)
+		dwarf_end(f->dw);
+	if (f->fd >= 0)
+		close(f->fd);
+	free(f->path);
+	memset(f, 0, sizeof(*f));
+}
+
+void srcline_free(struct srcline *s)
+{
+	int i;
+
+	if (!s)
+		return;
+	for (i = 0; i < SRCLINE_CACHE; i++)
+		if (s->files[i].path)
+			drop(&s->files[i]);
+	free(s);
+}
+
+/* The cache slot for path, opening it (evicting the least recently used
+ * file) when it is not open yet. */
+static int get_file(struct srcline *s, const char *path, struct srcfile **out,
+		    char *err, size_t errlen)
+{
+	struct srcfile *f = NULL;
+	int i;
+
+	for (i = 0; i < SRCLINE_CACHE; i++) {
+		struct srcfile *c = &s->files[i];
+		if (c->path && strcmp(c->path, path) == 0) {
+			c->used = ++s->clock;
+			*out = c;
+			return 0;
+		}
+		if (!f || !c->path || (f->path && c->used < f->used))
+			f = c;
+	}
+	if (f->path)
+		drop(f);
+	f->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (f->fd < 0) {
+		util_errf(err, errlen, "cannot open %s: %s", path, strerror(errno));
+		memset(f, 0, sizeof(*f));
+		return PTD_ERR_IO;
+	}
+	f->path = strdup(path);
+	if (!f->path) {
+		close(f->fd);
+		memset(f, 0, sizeof(*f));
+		return PTD_ERR_NOMEM;
+	}
+	f->dw = dwarf_begin(f->fd, DWARF_C_READ);   /* NULL: no DWARF */
+	f->used = ++s->clock;
+	*out = f;
+	return 0;
+}
+
+int srcline_lookup(struct srcline *s, const char *path, uint64_t vaddr,
+		   char *file, size_t filelen, int *line,
+		   char *err, size_t errlen)
+{
+	struct srcfile *f;
+	Dwarf_Die cu;
+	Dwarf_Line *l;
+	Dwarf_Attribute attr;
+	const char *src, *comp;
+	int r, lineno = 0;
+
+	if (!s || !path || !file || !filelen || !line)
+		return PTD_ERR_INVAL;
+	r = get_file(s, path, &f, err, errlen);
+	if (r < 0)
+		return r;
+	if (!f->dw) {
+		util_errf(err, errlen, "%s has no DWARF debug info (install its "
+			  "debug package or give the .debug file)", path);
+		return PTD_ERR_NO_IMAGE;
+	}
+	if (!dwarf_addrdie(f->dw, vaddr, &cu) ||
+	    !(l = dwarf_getsrc_die(&cu, vaddr)) ||
+	    !(src = dwarf_linesrc(l, NULL, NULL)) || dwarf_lineno(l, &lineno) != 0) {
+		util_errf(err, errlen, "%s: no line information for address %#llx",
+			  path, (unsigned long long)vaddr);
+		return PTD_ERR_NO_IMAGE;
+	}
+	comp = src[0] != '/' ? dwarf_formstring(dwarf_attr(&cu, DW_AT_comp_dir,
+							   &attr)) : NULL;
+	if (comp)
+		snprintf(file, filelen, "%s/%s", comp, src);
+	else
+		snprintf(file, filelen, "%s", src);
+	*line = lineno;
+	return 0;
+}
+
+#else /* !PTD_HAVE_LIBDW */
+
+struct srcline {
+	int unused;
+};
+
+struct srcline *srcline_new(void)
+{
+	return calloc(1, sizeof(struct srcline));
+}
+
+void srcline_free(struct srcline *s)
+{
+	free(s);
+}
+
+int srcline_lookup(struct srcline *s, const char *path, uint64_t vaddr,
+		   char *file, size_t filelen, int *line,
+		   char *err, size_t errlen)
+{
+	util_errf(err, errlen, "source lines need libdw: this build has none "
+		  "(install libdw-dev and rebuild)");
+	return PTD_ERR_UNSUPPORTED;
+}
+
+#endif

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * srcline - source file and line of a code address, from the DWARF line
+ * tables of an ELF file (libdw).
+ *
+ * Addresses are ELF virtual addresses as linked (runtime address - load
+ * bias, see symtab_load_bias).  Files are opened on first use and kept
+ * open in a small cache (the 8 most recently used); a file without DWARF
+ * is remembered as such.  Give the separate debug file when the binary is
+ * stripped (symtab_find_by_build_id).  Not thread-safe; one per thread.
+ */
+#ifndef PTD_SRCLINE_H
+#define PTD_SRCLINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct srcline;
+
+/* NULL when out of memory. */
+struct srcline *srcline_new(void);
+void srcline_free(struct srcline *s);
+
+/* Looks up vaddr in the ELF file path.  Returns 0 with the source file name
+ * (as the compiler recorded it, made absolute with the compilation
+ * directory when relative) copied to file and its line in *line; or
+ * PTD_ERR_NO_IMAGE (no DWARF line info for the address), PTD_ERR_IO (file
+ * unreadable), PTD_ERR_UNSUPPORTED (built without libdw), with a message
+ * in err. */
+int srcline_lookup(struct srcline *s, const char *path, uint64_t vaddr,
+		   char *file, size_t filelen, int *line,
+		   char *err, size_t errlen);
+
+#endif
