@@ -1135,7 +1135,7 @@ static int snap_buffer(struct cs_backend *cb, const struct cssnap *s,
 	free(srcs);
 	if (rc == PTD_ERR_NOMEM)
 		util_errf(err, errlen, "out of memory");
-	if (!rc)
+	if (!rc && cb->nq > first_q)
 		qsort(cb->q + first_q, cb->nq - first_q, sizeof(*cb->q),
 		      cmp_queue_id);
 	return rc;

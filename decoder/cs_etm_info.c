@@ -117,6 +117,7 @@ int cs_etm_info_parse(const uint8_t *priv, size_t len, struct cs_etm_info *out,
 			cs_etm_info_free(out);
 			return PTD_ERR_CORRUPT;
 		}
+		c->nparams = (uint32_t)nparams;
 		for (size_t k = 0; k < nparams && k < 16; k++)
 			p[k] = util_le64(priv + 8 * (at + k));
 		at += nparams;

@@ -47,6 +47,7 @@ enum cs_proto {
 struct cs_source {
 	int proto;                  /* enum cs_proto */
 	int cpu;                    /* -1 if unknown */
+	uint32_t nparams;           /* parameters in the perf block */
 	uint8_t trace_id;
 	uint8_t trace_id_valid;     /* 0: ID comes from AUX_OUTPUT_HW_ID */
 	/* ETMv3 / PTM */

@@ -281,6 +281,7 @@ static void arm_info(const cs_insn *in, struct disasm_insn_info *info)
 	int cond = x->cc != ARM_CC_INVALID && x->cc != ARM_CC_AL;
 	int via_sp;
 
+	info->cond = cond;
 	switch (in->id) {
 	case ARM_INS_B:
 		info->has_target = last_imm(in, 0, &info->target);
@@ -289,6 +290,7 @@ static void arm_info(const cs_insn *in, struct disasm_insn_info *info)
 	case ARM_INS_CBZ: case ARM_INS_CBNZ:
 		info->has_target = last_imm(in, 0, &info->target);
 		info->kind = DISASM_COND_JUMP;
+		info->cond = 1;
 		return;
 	case ARM_INS_BL: case ARM_INS_BLX:
 		info->has_target = last_imm(in, 0, &info->target);
@@ -312,7 +314,9 @@ static void arm_info(const cs_insn *in, struct disasm_insn_info *info)
 	default:
 		break;
 	}
-	if (arm_writes_pc(in, &via_sp)) {
+	if (!arm_writes_pc(in, &via_sp)) {
+		info->cond = 0;   /* not a branch */
+	} else {
 		if (in->id == ARM_INS_SUB || in->id == ARM_INS_MOV) {
 			/* mov pc, lr returns; subs pc, lr, #n returns from
 			 * an exception */
@@ -342,6 +346,7 @@ int disasm_insn_info(struct disasm *d, const uint8_t *bytes, size_t size,
 			return n;
 		info->len = (unsigned int)n;
 		x86_info(d, bytes, size, ip, info);
+		info->cond = info->kind == DISASM_COND_JUMP;
 		return n;
 	}
 	/* Arm: too many ways to write the PC to decide without operands. */
@@ -353,6 +358,8 @@ int disasm_insn_info(struct disasm *d, const uint8_t *bytes, size_t size,
 		a64_info(d->full_insn, info);
 	else
 		arm_info(d->full_insn, info);
+	if (info->kind == DISASM_COND_JUMP)
+		info->cond = 1;
 	return n;
 }
 

@@ -49,6 +49,9 @@ enum disasm_branch {
 struct disasm_insn_info {
 	unsigned int len;           /* bytes */
 	enum disasm_branch kind;
+	int cond;                   /* executes only if a condition holds:
+				     * every COND_JUMP, and Arm branches with
+				     * a condition code (bxeq lr, popne {pc}) */
 	int has_target;             /* target is known (direct branches) */
 	uint64_t target;
 };

@@ -28,6 +28,7 @@ struct img_version {
 	int elf;               /* file index of the ELF it came from, -1 */
 	uint64_t pgoff;
 	char *name;
+	char *reason;          /* why the bytes are missing, or NULL */
 	int id;                /* 1-based, order of addition */
 };
 
@@ -53,6 +54,7 @@ void imgstore_free(struct imgstore *st)
 	for (size_t i = 0; i < st->n; i++) {
 		free(st->v[i].owned);
 		free(st->v[i].name);
+		free(st->v[i].reason);
 	}
 	for (size_t i = 0; i < st->nfiles; i++) {
 		util_unmap(&st->files[i].map);
@@ -146,6 +148,19 @@ int imgstore_add_bytes(struct imgstore *st, int32_t pid, uint64_t start,
 	return v->id;
 }
 
+int imgstore_add_missing(struct imgstore *st, int32_t pid, uint64_t start,
+			 uint64_t len, uint64_t valid_from, uint64_t valid_to,
+			 const char *name, const char *reason)
+{
+	struct img_version *v = new_version(st, pid, start, len, valid_from,
+					    valid_to, name);
+
+	if (!v)
+		return PTD_ERR_INVAL;
+	v->reason = strdup(reason ? reason : "unknown reason");
+	return v->reason ? v->id : PTD_ERR_NOMEM;
+}
+
 int imgstore_add_copy(struct imgstore *st, int32_t pid, uint64_t start,
 		      uint64_t len, const uint8_t *bytes, uint64_t valid_from,
 		      uint64_t valid_to, const char *name)
@@ -217,6 +232,8 @@ int imgstore_fork(struct imgstore *st, int32_t parent, int32_t child, uint64_t t
 		c->file = v->file;
 		c->elf = v->elf;
 		c->pgoff = v->pgoff;
+		if (v->reason && !(c->reason = strdup(v->reason)))
+			return PTD_ERR_NOMEM;
 	}
 	return 0;
 }
@@ -363,9 +380,14 @@ static int read_one(struct imgstore *st, int32_t pid, uint64_t addr, uint64_t t,
 		return rc;
 	}
 	if (!v->bytes && v->file < 0) {
-		snprintf(st->err, sizeof(st->err), "%#" PRIx64 ": the bytes of %s "
-			 "[%#" PRIx64 ", %#" PRIx64 ") were not captured", addr,
-			 v->name, v->start, v->start + v->len);
+		if (v->reason)
+			snprintf(st->err, sizeof(st->err), "%#" PRIx64 ": no code "
+				 "for %s [%#" PRIx64 ", %#" PRIx64 "): %s", addr,
+				 v->name, v->start, v->start + v->len, v->reason);
+		else
+			snprintf(st->err, sizeof(st->err), "%#" PRIx64 ": the bytes "
+				 "of %s [%#" PRIx64 ", %#" PRIx64 ") were not captured",
+				 addr, v->name, v->start, v->start + v->len);
 		return IMGSTORE_NOT_CAPTURED;
 	}
 	p = version_bytes(st, v, &avail);

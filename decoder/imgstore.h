@@ -65,6 +65,13 @@ int imgstore_add_bytes(struct imgstore *st, int32_t pid, uint64_t start,
 		       uint64_t len, const uint8_t *bytes, uint64_t valid_from,
 		       uint64_t valid_to, const char *name);
 
+/* Records a range whose bytes are known to be unavailable, and why (file
+ * missing, build id mismatch): reads fail with IMGSTORE_NOT_CAPTURED and a
+ * message naming the range, the file and the reason. */
+int imgstore_add_missing(struct imgstore *st, int32_t pid, uint64_t start,
+			 uint64_t len, uint64_t valid_from, uint64_t valid_to,
+			 const char *name, const char *reason);
+
 /* Like imgstore_add_bytes, but the store keeps its own copy. */
 int imgstore_add_copy(struct imgstore *st, int32_t pid, uint64_t start,
 		      uint64_t len, const uint8_t *bytes, uint64_t valid_from,

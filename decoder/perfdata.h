@@ -220,7 +220,8 @@ struct perfdata_record {
 	const uint8_t *raw;
 	const struct perfdata_attr *attr;   /* attr that produced it, if known */
 	/* attr whose sample_type laid out sid and the SAMPLE body: attr, or
-	 * the first attr when the id is unknown (NULL: no attrs at all). */
+	 * the first attr when the id is unknown (NULL: no attrs, or a perf
+	 * user record, type >= 64). */
 	const struct perfdata_attr *layout_attr;
 	struct perfdata_sample_id sid;
 

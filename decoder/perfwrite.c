@@ -42,7 +42,7 @@ struct perfwrite {
 	int fd;
 	FILE *f;
 	int err;                 /* first error (sticky) */
-	char msg[256];
+	char msg[4400];
 	char path[4096];
 	struct pw_attr *attrs;
 	size_t nattrs, attrs_cap;

@@ -4,6 +4,7 @@
  * sideband timeline from it, creates the backend, and hands out events.
  */
 #include "session.h"
+#include "coresight.h"
 #include "imgstore.h"
 #include "intelpt.h"
 #include "perfdata.h"
@@ -68,6 +69,10 @@ struct ptd_session {
 	int have_aux_info;
 
 	struct util_map raw_trace;
+	struct coresight_chunk *cs_chunks;
+	struct hw_id { int32_t cpu; uint8_t trace_id; } *hw_ids;
+	size_t nhw_ids, hwcap;
+	int cs_raw_format;       /* AUX records said TRBE (unformatted) */
 
 	/* symbols: one table per ELF file, kallsyms, sideband-learnt names */
 	struct symfile { char *path; struct symtab *tab; } *symfiles;
@@ -75,6 +80,9 @@ struct ptd_session {
 	struct symtab *ksyms;
 	struct symtab *sbsyms;
 	uint64_t cur_time;
+	int32_t last_tid, last_pid;  /* tid -> pid cache for ptd_next */
+	struct bidcache { char *path; char hex[41]; } *bidcache;
+	size_t nbidcache, bidcap;
 	struct ptd_stats stats;
 	int ended;
 	char *dir;              /* capture directory, if any */
@@ -205,31 +213,130 @@ static int is_kernel_addr(uint64_t a)
 	return a >= 0xffff800000000000ull;
 }
 
-/* Finds the file a MMAP record names: sysroot first, then the search path
- * by base name, then the path itself.  Returns a malloc'd path. */
-static char *resolve_file(struct ptd_session *s, const char *path)
+static void hex(const uint8_t *id, size_t n, char *out)
 {
-	char buf[4096];
+	for (size_t i = 0; i < n; i++)
+		sprintf(out + 2 * i, "%02x", id[i]);
+	out[2 * n] = '\0';
+}
+
+/* Build ids as perf records them may be zero-padded to 20 bytes (a 16-byte
+ * id shows as 32 hex digits + 8 zeros): equal when one is the other plus
+ * trailing zeros. */
+static int bid_equal(const char *a, const char *b)
+{
+	while (*a && *b && *a == *b)
+		a++, b++;
+	if (*a && *b)
+		return 0;
+	for (const char *r = *a ? a : b; *r; r++)
+		if (*r != '0')
+			return 0;
+	return 1;
+}
+
+/* Build id of a file on this machine, cached ("" when it has none). */
+static const char *file_build_id(struct ptd_session *s, const char *path)
+{
+	uint8_t id[64];
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->nbidcache; i++)
+		if (!strcmp(s->bidcache[i].path, path))
+			return s->bidcache[i].hex;
+	if (util_grow((void **)&s->bidcache, &s->bidcap, s->nbidcache + 1,
+		      sizeof(*s->bidcache)))
+		return "";
+	s->bidcache[s->nbidcache].path = strdup(path);
+	if (!s->bidcache[s->nbidcache].path)
+		return "";
+	s->bidcache[s->nbidcache].hex[0] = '\0';
+	if (symtab_build_id(path, NULL, 0, id, sizeof(id), &n, NULL, 0) == 0 &&
+	    n && n <= 20)
+		hex(id, n, s->bidcache[s->nbidcache].hex);
+	return s->bidcache[s->nbidcache++].hex;
+}
+
+/* Finds the file a MMAP record names: the sysroot, the search path (by
+ * name, then by build id), the build-id caches, then the path itself.  A
+ * candidate whose build id differs from the recorded one is not used: its
+ * code is not what ran.  Returns a malloc'd path, or NULL with the reason
+ * in why. */
+static char *resolve_file(struct ptd_session *s, const char *path,
+			  const char *want_bid, char *why, size_t whylen)
+{
+	char buf[4096], mism[4096] = "";
+	const char *cand[80];
+	char cbuf[20][4096];
+	size_t n = 0;
 	struct stat sb;
 	const char *base = strrchr(path, '/');
 
 	base = base ? base + 1 : path;
 	if (s->opts.sysroot && path[0] == '/') {
-		snprintf(buf, sizeof(buf), "%s%s", s->opts.sysroot, path);
-		if (!stat(buf, &sb))
-			return strdup(buf);
+		snprintf(cbuf[n], sizeof(cbuf[n]), "%s%s", s->opts.sysroot, path);
+		cand[n] = cbuf[n];
+		n++;
 	}
-	for (const char *const *d = s->opts.search_path; d && *d; d++) {
-		snprintf(buf, sizeof(buf), "%s/%s", *d, base);
-		if (!stat(buf, &sb))
-			return strdup(buf);
+	for (const char *const *d = s->opts.search_path; d && *d && n < 16; d++) {
+		snprintf(cbuf[n], sizeof(cbuf[n]), "%s/%s", *d, base);
+		cand[n] = cbuf[n];
+		n++;
 	}
-	if (s->opts.sysroot && path[0] == '/') {
-		/* report the path where we looked */
-		snprintf(buf, sizeof(buf), "%s%s", s->opts.sysroot, path);
-		return strdup(buf);
+	if (want_bid && *want_bid &&
+	    symtab_find_by_build_id(s->opts.search_path, want_bid, 0, cbuf[n],
+				    sizeof(cbuf[n])) == 0) {
+		cand[n] = cbuf[n];
+		n++;
 	}
-	return strdup(path);
+	if (!s->opts.sysroot)
+		cand[n++] = path;
+	for (size_t i = 0; i < n; i++) {
+		const char *bid;
+
+		if (stat(cand[i], &sb) || !S_ISREG(sb.st_mode))
+			continue;
+		bid = want_bid && *want_bid ? file_build_id(s, cand[i]) : "";
+		if (bid[0] && !bid_equal(bid, want_bid)) {
+			if (!mism[0])
+				snprintf(mism, sizeof(mism), "%s has build id %s, "
+					 "the trace recorded %s", cand[i], bid, want_bid);
+			continue;
+		}
+		return strdup(cand[i]);
+	}
+	if (mism[0])
+		snprintf(why, whylen, "build id mismatch: %s; give the right "
+			 "file with --search-path or --sysroot", mism);
+	else
+		snprintf(buf, sizeof(buf), "file %s not found%s%s", n ? cand[0] : path,
+			 s->opts.sysroot || s->opts.search_path ? " (also searched "
+			 "--sysroot/--search-path)" : "",
+			 "; give it with --sysroot or --search-path");
+	if (!mism[0])
+		snprintf(why, whylen, "%.1000s", buf);
+	return NULL;
+}
+
+/* Recorded build id for a file: from the MMAP2 record or the BUILD_ID
+ * feature. */
+static void recorded_build_id(struct ptd_session *s, const struct perfdata_mmap *m,
+			      char *out)
+{
+	const struct perfdata_info *info = perfdata_get_info(s->pd);
+
+	out[0] = '\0';
+	if (m->has_build_id && m->build_id_size && m->build_id_size <= 20) {
+		hex(m->build_id, m->build_id_size, out);
+		return;
+	}
+	for (size_t i = 0; info && i < info->nbuild_ids; i++)
+		if (info->build_ids[i].filename &&
+		    !strcmp(info->build_ids[i].filename, m->filename) &&
+		    info->build_ids[i].size && info->build_ids[i].size <= 20) {
+			hex(info->build_ids[i].id, info->build_ids[i].size, out);
+			return;
+		}
 }
 
 static int add_mmap(struct ptd_session *s, const struct perfdata_record *r)
@@ -237,7 +344,7 @@ static int add_mmap(struct ptd_session *s, const struct perfdata_record *r)
 	struct perfdata_mmap m;
 	uint64_t t = r->sid.has_time ? r->sid.time : 0;
 	int32_t pid;
-	char *file;
+	char *file, bid[41], why[1024];
 	int rc;
 
 	if (perfdata_parse_mmap(r, &m))
@@ -261,9 +368,13 @@ static int add_mmap(struct ptd_session *s, const struct perfdata_record *r)
 					IMGSTORE_FOREVER, m.filename);
 		return rc < 0 ? rc : 0;
 	}
-	file = resolve_file(s, m.filename);
-	if (!file)
-		return PTD_ERR_NOMEM;
+	recorded_build_id(s, &m, bid);
+	file = resolve_file(s, m.filename, bid, why, sizeof(why));
+	if (!file) {
+		rc = imgstore_add_missing(s->st, pid, m.addr, m.len, t,
+					  IMGSTORE_FOREVER, m.filename, why);
+		return rc < 0 ? rc : 0;
+	}
 	rc = imgstore_add_file(s->st, pid, m.addr, m.len, file, m.pgoff, t,
 			       IMGSTORE_FOREVER, m.filename);
 	free(file);
@@ -389,6 +500,8 @@ static int read_sideband(struct ptd_session *s)
 				}
 				if (a.flags & PD_AUX_FLAG_PARTIAL)
 					s->stats.aux_partial++;
+				if (a.flags & 0x100) /* CoreSight raw (TRBE) format */
+					s->cs_raw_format = 1;
 			}
 			break;
 		}
@@ -397,6 +510,18 @@ static int read_sideband(struct ptd_session *s)
 
 			if (perfdata_parse_ksymbol(&r, &k) == 0 && !(k.flags & 1))
 				symtab_add(s->sbsyms, k.name, k.addr, k.len);
+			break;
+		}
+		case PD_RECORD_AUX_OUTPUT_HW_ID: {
+			struct perfdata_aux_hw_id h;
+
+			if (perfdata_parse_aux_hw_id(&r, &h) == 0 && r.sid.has_cpu) {
+				if (util_grow((void **)&s->hw_ids, &s->hwcap, s->nhw_ids + 1,
+					      sizeof(*s->hw_ids)))
+					return PTD_ERR_NOMEM;
+				s->hw_ids[s->nhw_ids].cpu = (int32_t)r.sid.cpu;
+				s->hw_ids[s->nhw_ids++].trace_id = (uint8_t)(h.hw_id & 0x7f);
+			}
 			break;
 		}
 		case PD_RECORD_TEXT_POKE: {
@@ -523,17 +648,85 @@ static int add_text_store(struct ptd_session *s)
 		if (rc < 0)
 			return fail(s, rc, "text store row %zu: bad range", i);
 		if (!strcmp(e->kind, "file") && e->name[0] == '/') {
-			char *f = resolve_file(s, e->name);
+			char why[256];
+			char *f = resolve_file(s, e->name, strcmp(e->build_id, "-") ?
+					       e->build_id : NULL, why, sizeof(why));
 
-			if (!f)
-				return PTD_ERR_NOMEM;
-			imgstore_set_origin(s->st, rc, f, e->pgoff);
+			/* symbols come from the file only if it is the same */
+			if (f)
+				imgstore_set_origin(s->st, rc, f, e->pgoff);
 			free(f);
 		} else if (!strncmp(e->kind, "bpf", 3) || !strcmp(e->kind, "jit") ||
 			   !strcmp(e->kind, "trampoline")) {
 			symtab_add(s->sbsyms, e->name, e->start, e->len);
 		}
 	}
+	return 0;
+}
+
+/* cs_etm: one CoreSight queue per AUX queue, each AUXTRACE record a chunk
+ * (perf does not promise continuity between them). */
+static int open_cs_etm(struct ptd_session *s)
+{
+	struct coresight_queue_desc *cq;
+	struct cs_etm_info info;
+	char err[512];
+	size_t k = 0;
+	int rc;
+
+	rc = cs_etm_info_parse((const uint8_t *)s->aux_priv,
+			       s->aux_npriv * sizeof(uint64_t), &info, err, sizeof(err));
+	if (rc)
+		return fail(s, rc, "cs_etm AUXTRACE_INFO: %s", err);
+	for (size_t h = 0; h < s->nhw_ids; h++)
+		for (uint32_t c = 0; c < info.nr_cpu; c++)
+			if (info.cpus[c].cpu == s->hw_ids[h].cpu) {
+				info.cpus[c].trace_id = s->hw_ids[h].trace_id;
+				info.cpus[c].trace_id_valid = 1;
+			}
+	s->cs_chunks = calloc(s->nchunks ? s->nchunks : 1, sizeof(*s->cs_chunks));
+	cq = calloc(s->nqueues ? s->nqueues : 1, sizeof(*cq));
+	if (!s->cs_chunks || !cq) {
+		free(cq);
+		cs_etm_info_free(&info);
+		return PTD_ERR_NOMEM;
+	}
+	for (size_t i = 0; i < s->nqueues; i++) {
+		struct session_queue *q = &s->queues[i];
+		int32_t pid = sideband_pid_of(s->sb, q->tid), tid;
+
+		if (q->cpu >= 0 && (pid < 0 || q->tid <= 0))
+			sideband_task_at(s->sb, q->cpu, UINT64_MAX - 1, &pid, &tid);
+		cq[i].chunks = &s->cs_chunks[k];
+		cq[i].cpu = q->cpu;
+		cq[i].formatted = !s->cs_raw_format;
+		/* queues were concatenated in build_queues: one chunk each */
+		s->cs_chunks[k].data = q->data;
+		s->cs_chunks[k].size = q->size;
+		s->cs_chunks[k].time = IMGSTORE_TIME_UNKNOWN;
+		s->cs_chunks[k].pid = pid < 0 ? IMGSTORE_KERNEL : pid;
+		cq[i].nchunks = 1;
+		k++;
+	}
+	rc = coresight_open_perf(&info, cq, s->nqueues, s->st, &s->be, err, sizeof(err));
+	free(cq);
+	cs_etm_info_free(&info);
+	if (rc)
+		return fail(s, rc, "%s", err);
+	for (size_t i = 0; i < coresight_warning_count(s->be); i++)
+		session_warn(s, "%s", coresight_warning(s->be, i));
+	return 0;
+}
+
+static int open_snapshot(struct ptd_session *s, const char *dir)
+{
+	char err[512];
+	int rc = coresight_open_snapshot(dir, s->st, &s->be, err, sizeof(err));
+
+	if (rc)
+		return fail(s, rc, "%s", err);
+	for (size_t i = 0; i < coresight_warning_count(s->be); i++)
+		session_warn(s, "%s", coresight_warning(s->be, i));
 	return 0;
 }
 
@@ -565,6 +758,8 @@ static int open_perf(struct ptd_session *s, const char *path)
 	rc = build_queues(s);
 	if (rc)
 		return rc;
+	if (s->aux_type == AUX_TYPE_CS_ETM)
+		return open_cs_etm(s);
 	if (s->aux_type != AUX_TYPE_INTEL_PT) {
 		return fail(s, PTD_ERR_UNSUPPORTED, "%s: AUX trace type %u (%s) "
 			    "is not supported by this build", path, s->aux_type,
@@ -669,6 +864,9 @@ static enum ptd_input_kind detect(const char *path, char **perf_path, char **dir
 			*dir = strdup(path);
 			return PTD_INPUT_CAPTURE_DIR;
 		}
+		snprintf(buf, sizeof(buf), "%s/snapshot.ini", path);
+		if (!stat(buf, &st))
+			return PTD_INPUT_CS_SNAPSHOT;
 		return PTD_INPUT_AUTO;
 	}
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -689,7 +887,7 @@ int ptd_open_kind(struct ptd_session **out, const char *path,
 	struct ptd_session *s;
 	char *perf_path = NULL, *dir = NULL;
 	enum ptd_input_kind found;
-	int rc;
+	int rc, explicit_kind;
 
 	if (!out)
 		return PTD_ERR_INVAL;
@@ -712,6 +910,14 @@ int ptd_open_kind(struct ptd_session **out, const char *path,
 		imgstore_set_no_versioning(s->st, 1);
 	if (!path)
 		return fail(s, PTD_ERR_INVAL, "no input given");
+	if (s->opts.vmlinux) {
+		struct ptd_raw_image ri = { .kind = PTD_RAW_ELF, .path = s->opts.vmlinux };
+		char err[512];
+
+		rc = rawimage_add(s->st, &ri, err, sizeof(err));
+		if (rc)
+			return fail(s, rc, "--vmlinux: %s", err);
+	}
 	if (s->opts.kallsyms) {
 		char err[512];
 
@@ -723,11 +929,12 @@ int ptd_open_kind(struct ptd_session **out, const char *path,
 		return fail(s, PTD_ERR_IO, "cannot open %s: %s", path, strerror(errno));
 
 	found = detect(path, &perf_path, &dir);
+	explicit_kind = kind != PTD_INPUT_AUTO;
 	if (kind == PTD_INPUT_AUTO)
 		kind = found;
 	if (kind == PTD_INPUT_RAW_PT && !s->opts.n_raw_images) {
 		/* raw bytes mean nothing without the code they ran through */
-		rc = found == PTD_INPUT_RAW_PT && !(opts && opts->n_raw_images) ?
+		rc = !explicit_kind ?
 		     fail(s, PTD_ERR_FORMAT, "%s is not a perf.data file (no "
 			  "PERFILE2 magic); for a raw Intel PT trace give it with "
 			  "--pt and its code with --raw/--elf/--pages", path) :
@@ -735,14 +942,16 @@ int ptd_open_kind(struct ptd_session **out, const char *path,
 			  "--raw FILE:ADDR, --elf FILE[:BASE] or --pages)", path);
 	} else if (kind == PTD_INPUT_RAW_PT) {
 		rc = open_raw(s, path);
+	} else if (kind == PTD_INPUT_CS_SNAPSHOT) {
+		rc = open_snapshot(s, path);
 	} else if (kind == PTD_INPUT_CAPTURE_DIR || kind == PTD_INPUT_PERF_DATA) {
 		s->dir = dir;
 		dir = NULL;
 		rc = open_perf(s, perf_path ? perf_path : path);
 	} else {
 		rc = fail(s, PTD_ERR_FORMAT, "%s is neither a capture directory "
-			  "(with perf.data), a perf.data file, nor a raw trace",
-			  path);
+			  "(with perf.data), an OpenCSD snapshot directory (with "
+			  "snapshot.ini), a perf.data file, nor a raw trace", path);
 	}
 	free(perf_path);
 	free(dir);
@@ -769,6 +978,8 @@ void ptd_close(struct ptd_session *s)
 	free(s->queues);
 	free(s->chunks);
 	free(s->aux_priv);
+	free(s->cs_chunks);
+	free(s->hw_ids);
 	perfdata_close(s->pd);
 	textstore_close(s->ts);
 	imgstore_free(s->st);
@@ -784,6 +995,9 @@ void ptd_close(struct ptd_session *s)
 	}
 	free(s->symfiles);
 	symtab_free(s->ksyms);
+	for (size_t i = 0; i < s->nbidcache; i++)
+		free(s->bidcache[i].path);
+	free(s->bidcache);
 	symtab_free(s->sbsyms);
 	free(s);
 }
@@ -814,6 +1028,15 @@ int ptd_next(struct ptd_session *s, struct ptd_event *ev)
 		}
 		if (ev->flags & PTD_EVF_TIME_VALID)
 			s->cur_time = ev->time;
+		/* Backends that know only the thread (CoreSight context IDs)
+		 * get the process from the sideband. */
+		if (ev->pid < 0 && ev->tid > 0) {
+			if (ev->tid != s->last_tid) {
+				s->last_tid = ev->tid;
+				s->last_pid = sideband_pid_of(s->sb, ev->tid);
+			}
+			ev->pid = s->last_pid;
+		}
 		if (s->opts.time_start && (ev->flags & PTD_EVF_TIME_VALID) &&
 		    ev->time < s->opts.time_start)
 			continue;

@@ -26,7 +26,9 @@ void srcline_free(struct srcline *s);
  * directory when relative) copied to file and its line in *line; or
  * PTD_ERR_NO_IMAGE (no DWARF line info for the address), PTD_ERR_IO (file
  * unreadable), PTD_ERR_UNSUPPORTED (built without libdw), with a message
- * in err. */
+ * in err.  Padding after a function's end that lies outside its
+ * compilation unit's ranges has no line (addr2line would extend the
+ * previous line over it). */
 int srcline_lookup(struct srcline *s, const char *path, uint64_t vaddr,
 		   char *file, size_t filelen, int *line,
 		   char *err, size_t errlen);

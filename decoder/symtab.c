@@ -426,7 +426,8 @@ static int collect_got(Elf *e, struct got_name **out, size_t *n)
 			(*out)[(*n)++].name = name;
 		}
 	}
-	qsort(*out, *n, sizeof(**out), cmp_got);
+	if (*n)
+		qsort(*out, *n, sizeof(**out), cmp_got);
 	return 0;
 }
 

@@ -139,6 +139,7 @@ enum ptd_input_kind {
 	PTD_INPUT_CAPTURE_DIR,     /* NAME.ptd directory */
 	PTD_INPUT_PERF_DATA,       /* perf.data (file or pipe mode) */
 	PTD_INPUT_RAW_PT,          /* raw Intel PT bytes */
+	PTD_INPUT_CS_SNAPSHOT,     /* OpenCSD snapshot directory */
 };
 
 struct ptd_session;

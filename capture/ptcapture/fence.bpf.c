@@ -49,6 +49,7 @@ static long copy_chunk(__u32 i, void *data)
 	struct copy_ctx *c = data;
 	struct fence_chunk *ch;
 	__u32 off = i * FENCE_CHUNK, n;
+	long rc;
 
 	if (off >= c->len)
 		return 1;
@@ -70,7 +71,13 @@ static long copy_chunk(__u32 i, void *data)
 	ch->flags = 0;
 	__builtin_memcpy(ch->tag, c->tag, 8);
 	__builtin_memcpy(ch->prog_tag, c->prog_tag, 8);
-	if (bpf_probe_read_kernel(ch->data, n, (void *)(c->src + off)))
+	/* Two reads so the verifier sees a constant or a masked size
+	 * (FENCE_CHUNK is a power of two; the mask changes nothing). */
+	if (n == FENCE_CHUNK)
+		rc = bpf_probe_read_kernel(ch->data, FENCE_CHUNK, (void *)(c->src + off));
+	else
+		rc = bpf_probe_read_kernel(ch->data, n & (FENCE_CHUNK - 1), (void *)(c->src + off));
+	if (rc)
 		ch->flags = FENCE_F_READ_FAILED;
 	bpf_ringbuf_submit(ch, 0);
 	__sync_fetch_and_add(&fence_chunks, 1);

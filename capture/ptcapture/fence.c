@@ -134,8 +134,11 @@ int fence_open(uint64_t free_deferred_addr, fence_image_fn fn, void *ctx,
 		return -ENOMEM;
 	f->fn = fn;
 	f->ctx = ctx;
-	/* Refused hooks are expected: keep libbpf's load logs quiet. */
-	old = libbpf_set_print(silent);
+	/* Refused hooks are expected: keep libbpf's load logs quiet unless
+	 * PTCAPTURE_VERBOSE is set. */
+	old = libbpf_set_print(getenv("PTCAPTURE_VERBOSE") ? NULL : silent);
+	if (getenv("PTCAPTURE_VERBOSE"))
+		libbpf_set_print(old);
 	rc = try_hook(f, free_deferred_addr, 0, e0, sizeof(e0));
 	if (rc && free_deferred_addr)
 		rc = try_hook(f, free_deferred_addr, 1, e1, sizeof(e1));

@@ -29,6 +29,7 @@ struct sbevents {
 	int ncpus;
 	uint8_t *tmp;            /* joins records split at the ring's end */
 	size_t tmp_size;
+	uint64_t joined;         /* records that were split, for the info file */
 };
 
 static void make_attr(struct perf_event_attr *a, int kind, size_t ring_bytes)
@@ -232,6 +233,7 @@ static long drain_ring(struct sbevents *sb, struct sb_ring *r, sbevents_fn fn, v
 			memcpy(sb->tmp, r->data + off, first);
 			memcpy(sb->tmp + first, r->data, h.size - first);
 			rec = (const void *)sb->tmp;
+			sb->joined++;
 		}
 		if (fn(ctx, rec, r->cpu)) {
 			tail += h.size;
@@ -262,6 +264,11 @@ long sbevents_drain(struct sbevents *sb, sbevents_fn fn, void *ctx)
 				total += n;
 		}
 	return bad ? -1 : total;
+}
+
+uint64_t sbevents_joined(const struct sbevents *sb)
+{
+	return sb->joined;
 }
 
 uint64_t sbevents_time(const struct perf_event_header *rec)

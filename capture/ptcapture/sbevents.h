@@ -52,6 +52,9 @@ int sbevents_add_to_epoll(struct sbevents *sb, int epfd);
  * negative when fn stopped or a ring was corrupt. */
 long sbevents_drain(struct sbevents *sb, sbevents_fn fn, void *ctx);
 
+/* Records so far that were split at the end of a ring and joined. */
+uint64_t sbevents_joined(const struct sbevents *sb);
+
 /* Fields of the sample_id trailer of a record (0 if the record is short). */
 uint64_t sbevents_time(const struct perf_event_header *rec);
 

@@ -24,8 +24,23 @@ struct synth_kallsyms {
 	size_t n, cap;
 };
 
+uint64_t synth_kallsyms_lookup(const char *symbol)
+{
+	FILE *in = fopen("/proc/kallsyms", "r");
+	char line[1024], name[512], type;
+	uint64_t addr, found = 0;
+
+	while (in && !found && fgets(line, sizeof(line), in))
+		if (sscanf(line, "%" SCNx64 " %c %511s", &addr, &type, name) == 3 &&
+		    !strcmp(name, symbol))
+			found = addr;
+	if (in)
+		fclose(in);
+	return found;
+}
+
 int synth_kallsyms_copy(const char *path, struct synth_kallsyms **out,
-			uint64_t *free_deferred, char *err, size_t errlen)
+			char *err, size_t errlen)
 {
 	struct synth_kallsyms *ks = calloc(1, sizeof(*ks));
 	char line[1024];
@@ -33,7 +48,6 @@ int synth_kallsyms_copy(const char *path, struct synth_kallsyms **out,
 	int fd, rc = 0;
 
 	*out = NULL;
-	*free_deferred = 0;
 	if (!ks)
 		return -ENOMEM;
 	in = fopen("/proc/kallsyms", "r");
@@ -52,8 +66,6 @@ int synth_kallsyms_copy(const char *path, struct synth_kallsyms **out,
 		fputs(line, o);
 		if (sscanf(line, "%" SCNx64 " %c %511s", &addr, &type, name) != 3)
 			continue;
-		if (!strcmp(name, "bpf_prog_free_deferred"))
-			*free_deferred = addr;
 		if (strstr(line, "\t[bpf]") && !strncmp(name, "bpf_prog_", 9)) {
 			if (ks->n == ks->cap) {
 				size_t nc = ks->cap ? 2 * ks->cap : 64;
@@ -154,7 +166,9 @@ int synth_bpf_progs(const struct synth_kallsyms *ks, uint64_t id,
 			continue;
 		for (uint32_t i = 0; i < info.nr_jited_ksyms; i++) {
 			const char *known = bpf_name(ks, addrs[i]);
-			const uint8_t *t = i < info.nr_prog_tags ? tags[i] : info.tag;
+			/* The main image's symbol uses the program's tag; prog_tags[0]
+			 * is the tag of the main subprogram alone. */
+			const uint8_t *t = i > 0 && i < info.nr_prog_tags ? tags[i] : info.tag;
 			char name[256];
 			size_t nl;
 

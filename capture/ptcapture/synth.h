@@ -17,12 +17,14 @@
 
 typedef int (*synth_fn)(void *ctx, const struct perf_event_header *rec);
 
+/* Address of a kernel symbol (0 if absent or hidden by kptr_restrict). */
+uint64_t synth_kallsyms_lookup(const char *symbol);
+
 /* Copies /proc/kallsyms to path (mode 0600) and keeps the [bpf] symbols
- * for synth_bpf_progs' names.  *free_deferred gets the address of
- * bpf_prog_free_deferred (0 if absent or hidden by kptr_restrict). */
+ * for synth_bpf_progs' names. */
 struct synth_kallsyms;
 int synth_kallsyms_copy(const char *path, struct synth_kallsyms **out,
-			uint64_t *free_deferred, char *err, size_t errlen);
+			char *err, size_t errlen);
 void synth_kallsyms_free(struct synth_kallsyms *ks);
 
 /* One KSYMBOL REGISTER per JIT image and a BPF_EVENT PROG_LOAD per loaded

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+#define _GNU_SOURCE /* qsort_r */
 #include "textmatch.h"
 #include "textstore.h"
 
@@ -283,8 +284,10 @@ static int build_instances(struct textmatch *tm)
 		if (cur >= 0) {
 			in = &tm->in[cur];
 			/* Synthesized at start and also seen live: one instance. */
-			if (in->len == e->len && !strcmp(in->name, e->name)) {
+			if (in->reg == 0 && in->len == e->len) {
 				in->reg = e->time;
+				in->name = e->name;
+				in->has_tag = name_tag(e->name, in->tag);
 				continue;
 			}
 			in->unreg = e->time; /* its UNREGISTER was lost */

@@ -11,7 +11,7 @@
 struct view {
 	struct view_opts o;
 	struct ptd_session *s;
-	struct disasm *dis[3];      /* x86-16, -32, -64, made on first use */
+	struct disasm *dis[6];      /* per execution mode, made on first use */
 	struct ptd_event pend;      /* last instruction, for branches/calls */
 	int have_pend;
 	int depth;
@@ -34,16 +34,19 @@ void view_free(struct view *v)
 {
 	if (!v)
 		return;
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 6; i++)
 		disasm_free(v->dis[i]);
 	free(v);
 }
 
 static struct disasm *dis_for(struct view *v, int mode)
 {
-	int i = mode == PTD_MODE_16 ? 0 : mode == PTD_MODE_32 ? 1 : 2;
-	static const enum disasm_arch arch[3] = { DISASM_X86_16, DISASM_X86_32,
-						  DISASM_X86_64 };
+	static const enum disasm_arch arch[6] = { DISASM_X86_16, DISASM_X86_32,
+						  DISASM_X86_64, DISASM_ARM,
+						  DISASM_THUMB, DISASM_A64 };
+	int i = mode == PTD_MODE_16 ? 0 : mode == PTD_MODE_32 ? 1 :
+		mode == PTD_MODE_ARM32 ? 3 : mode == PTD_MODE_THUMB ? 4 :
+		mode == PTD_MODE_A64 ? 5 : 2;
 
 	if (!v->dis[i])
 		v->dis[i] = disasm_new(arch[i], v->o.att ? DISASM_ATT : 0, NULL, 0);

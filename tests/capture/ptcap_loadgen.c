@@ -14,7 +14,7 @@
  *   prog <idx> <prog_id> <tag> <t_before_load> <t_after_load> <t_after_close> <nimg>
  *   img <idx> <i> <0xaddr> <len> <hex bytes>
  *
- * Usage: ptcap_loadgen N ORACLE_FILE
+ * Usage: ptcap_loadgen N ORACLE_FILE   (exit 77: BPF not permitted)
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -43,7 +43,7 @@ static uint64_t now_ns(void)
 /* Builds program idx into prog[]; returns the instruction count. */
 static int build(int idx, struct bpf_insn *p)
 {
-	int n = 0, extra = idx % 10 == 0 ? 120 : idx % 7;
+	int n = 0, extra = idx % 10 == 0 ? 300 : idx % 7; /* 300: several fence chunks */
 
 	p[n++] = insn(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_1, 0, 0, 0x10000 + idx);
 	for (int i = 0; i < extra; i++)  /* r1 += i: makes the image longer */
@@ -65,7 +65,7 @@ static int build(int idx, struct bpf_insn *p)
 int main(int argc, char **argv)
 {
 	static uint8_t jited[1 << 16];
-	struct bpf_insn prog[256];
+	struct bpf_insn prog[512];
 	uint64_t ksyms[8];
 	uint32_t lens[8];
 	char log[4096];
@@ -96,9 +96,11 @@ int main(int argc, char **argv)
 		fd = bpf_prog_load(BPF_PROG_TYPE_SOCKET_FILTER, name, "GPL", prog, cnt, &opts);
 		t1 = now_ns();
 		if (fd < 0) {
+			int e = errno;
+
 			fprintf(stderr, "ptcap_loadgen: program %d: bpf_prog_load: %s\n%s\n",
-				idx, strerror(errno), log);
-			return 1;
+				idx, strerror(e), log);
+			return e == EPERM || e == ENOSYS ? 77 : 1; /* 77: no BPF here */
 		}
 		memset(&info, 0, sizeof(info));
 		info.jited_prog_insns = (uintptr_t)jited;

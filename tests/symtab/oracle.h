@@ -56,7 +56,7 @@ static void free_lines(char **v, size_t n)
 /* Executable sections of an ELF, from readelf -SW. */
 struct xsec { uint64_t addr, size; char name[64]; };
 
-static size_t exec_sections(const char *elf, struct xsec *out, size_t max)
+static inline size_t exec_sections(const char *elf, struct xsec *out, size_t max)
 {
 	char cmd[4096], **l;
 	size_t n, i, k = 0;

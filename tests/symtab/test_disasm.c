@@ -63,6 +63,41 @@ static const char *mnemonic(const char *text, char *out, size_t outlen, int x86)
 	return p;
 }
 
+/* Instructions capstone 4.0.2 (Debian 12) cannot decode: AVX-512 mask
+ * operations and EVEX forms with mask registers, and the PKU ones. */
+static int capstone4_gap(const char *m, const char *ops)
+{
+	const char *p;
+
+	if (m[0] == 'k' || !strcmp(m, "rdpkru") || !strcmp(m, "wrpkru") ||
+	    !strncmp(m, "vpternlog", 9) ||
+	    strstr(ops, "zmm"))
+		return 1;
+	for (p = ops; (p = strchr(p, 'k')); p++)
+		if (p[1] >= '0' && p[1] <= '7' && (p == ops || p[-1] == ',' || p[-1] == '{'))
+			return 1;
+	return 0;
+}
+
+/* Same instruction, other spelling: objdump writes string instructions
+ * without size suffix (movs, stos); llvm-objdump writes A64 movz/movn/orr
+ * as their alias mov. */
+static int same_mnemonic(const char *ours, const char *theirs, int x86)
+{
+	static const char *const base[] = { "movs", "stos", "lods", "scas", "cmps",
+					    "ins", "outs", NULL };
+	size_t n = strlen(theirs);
+
+	if (!strcmp(ours, theirs))
+		return 1;
+	for (int i = 0; x86 && base[i]; i++)
+		if (!strcmp(theirs, base[i]) && !strncmp(ours, theirs, n) &&
+		    ours[n] && strchr("bwdq", ours[n]) && !ours[n + 1])
+			return 1;
+	return !x86 && !strcmp(theirs, "mov") &&
+	       (!strcmp(ours, "movz") || !strcmp(ours, "movn") || !strcmp(ours, "orr"));
+}
+
 /* The address objdump printed before "<sym>" in the operands, if any. */
 static int operand_target(const char *ops, uint64_t *target)
 {
@@ -117,7 +152,7 @@ static int is_cond(const char *c)
 }
 
 static int expected_arm(char *m, const char *ops, uint64_t *target,
-			int *has_target)
+			int *has_target, int *cond)
 {
 	size_t n = strlen(m);
 
@@ -128,8 +163,16 @@ static int expected_arm(char *m, const char *ops, uint64_t *target,
 		return DISASM_JUMP;
 	if ((!strncmp(m, "b.", 2) && is_cond(m + 2)) || (m[0] == 'b' && is_cond(m + 1)) ||
 	    !strcmp(m, "cbz") || !strcmp(m, "cbnz") || !strcmp(m, "tbz") ||
-	    !strcmp(m, "tbnz"))
+	    !strcmp(m, "tbnz")) {
+		*cond = 1;
 		return DISASM_COND_JUMP;
+	}
+	/* conditional forms of the others: bxeq, popne, ldrlt, bleq */
+	n = strlen(m);
+	if (n > 3 && is_cond(m + n - 2)) {
+		m[n - 2] = 0;
+		*cond = 1;
+	}
 	if (!strcmp(m, "bl"))
 		return DISASM_CALL;
 	if (!strcmp(m, "blx"))
@@ -146,6 +189,10 @@ static int expected_arm(char *m, const char *ops, uint64_t *target,
 		return DISASM_RETURN;
 	if (!strncmp(m, "ldr", 3) && !strncmp(ops, "pc,", 3))
 		return strstr(ops, "[sp") ? DISASM_RETURN : DISASM_IND_JUMP;
+	if (!strcmp(m, "mov") && !strcmp(ops, "pc, lr"))
+		return DISASM_RETURN;
+	if (!strncmp(ops, "pc,", 3))
+		return DISASM_IND_JUMP;   /* add pc, ...; mov pc, rN */
 	if (!strcmp(m, "svc") || !strcmp(m, "hvc") || !strcmp(m, "smc"))
 		return DISASM_FAR_CALL;
 	if (!strcmp(m, "eret"))
@@ -159,9 +206,9 @@ int main(int argc, char **argv)
 	enum disasm_arch arch;
 	const char *file, *tool;
 	int x86;
-	char cmd[4096], **l, err[256];
+	char cmd[10000], **l, err[256];
 	size_t n, i, ni = 0, total = 0, len_ok = 0, mn_ok = 0, br = 0, br_ok = 0,
-	       extra = 0, mism = 0;
+	       extra = 0, mism = 0, gaps = 0;
 	struct oinsn *ins;
 	uint64_t lo = UINT64_MAX, hi = 0;
 	uint8_t *code;
@@ -254,44 +301,54 @@ int main(int argc, char **argv)
 		char text[256], m1[64], m2[64], mo[64];
 		const char *ops;
 		uint64_t target = 0;
-		int r, r2, exp, has_target;
+		int r, r2, exp, has_target, cond = 0;
 		size_t avail = hi - o->addr;
 
 		total++;
 		r = disasm_one(d, code + (o->addr - lo), avail, o->addr, text, sizeof(text));
 		r2 = disasm_insn_info(d, code + (o->addr - lo), avail, o->addr, &info);
+		ops = mnemonic(o->text, mo, sizeof(mo), x86);
+		if (x86 && r == PTD_ERR_DECODE && r2 == r && capstone4_gap(mo, ops)) {
+			gaps++;
+			continue;
+		}
 		CHECK(r == (int)o->len && r2 == r,
 		      "%#" PRIx64 ": length %d/%d, objdump %u: %s", o->addr, r, r2,
 		      o->len, o->text);
 		if (r == (int)o->len && r2 == r)
 			len_ok++;
 		mnemonic(text, m1, sizeof(m1), x86);
-		ops = mnemonic(o->text, mo, sizeof(mo), x86);
 		snprintf(m2, sizeof(m2), "%s", mo);
-		if (!strcmp(m1, m2)) {
+		if (x86 && !strcmp(mo, "xchg") && !strcmp(ops, "ax,ax"))
+			snprintf(m2, sizeof(m2), "nop");   /* 66 90 */
+		if (same_mnemonic(m1, m2, x86)) {
 			mn_ok++;
 		} else if (mism++ < 15) {
 			printf("mnemonic %#" PRIx64 ": ours '%s' objdump '%s'\n",
 			       o->addr, text, o->text);
 		}
 		exp = x86 ? expected_x86(mo, ops, &target, &has_target) :
-			    expected_arm(mo, ops, &target, &has_target);
+			    expected_arm(mo, ops, &target, &has_target, &cond);
+		if (exp == DISASM_COND_JUMP)
+			cond = 1;
 		if (exp >= 0) {
-			int good = (int)info.kind == exp &&
+			int good = (int)info.kind == exp && info.cond == cond &&
 				   (!has_target || (info.has_target && info.target == target));
 			br++;
 			br_ok += good;
-			CHECK(good, "%#" PRIx64 " '%s': class %s target %d:%#" PRIx64
-			      ", objdump implies %s target %d:%#" PRIx64, o->addr, o->text,
-			      disasm_branch_name(info.kind), info.has_target, info.target,
-			      disasm_branch_name((enum disasm_branch)exp), has_target, target);
+			CHECK(good, "%#" PRIx64 " '%s': class %s cond %d target %d:%#" PRIx64
+			      ", objdump implies %s cond %d target %d:%#" PRIx64, o->addr,
+			      o->text, disasm_branch_name(info.kind), info.cond,
+			      info.has_target, info.target,
+			      disasm_branch_name((enum disasm_branch)exp), cond,
+			      has_target, target);
 		} else if (r2 > 0 && info.kind != DISASM_OTHER) {
 			extra++;
 			CHECK(0, "%#" PRIx64 " '%s': classed %s, objdump has no branch",
 			      o->addr, o->text, disasm_branch_name(info.kind));
 		}
 		/* AT&T text must decode to the same length. */
-		if (x86 && i % 16 == 0)
+		if (x86 && i % 16 == 0 && r > 0)
 			CHECK(disasm_one(datt, code + (o->addr - lo), avail, o->addr,
 					 text, sizeof(text)) == (int)o->len, "AT&T length");
 	}
@@ -309,6 +366,10 @@ int main(int argc, char **argv)
 			      "truncated x86 accepted");
 		(void)bad_a64;
 	}
+	if (gaps)
+		printf("capstone 4 cannot decode %zu AVX-512/PKU instructions "
+		       "(known gap, not counted)\n", gaps);
+	total -= gaps;
 	printf("%s %s: %zu instructions; lengths %zu/%zu; mnemonics %zu/%zu (%.2f%%); "
 	       "branches %zu/%zu; non-branch classed as branch %zu\n",
 	       argv[1], file, total, len_ok, total, mn_ok, total,

@@ -1,0 +1,34 @@
+#!/bin/sh
+# fence_test.sh PTCAPTURE LOADGEN CHECK WORKDIR N PAGES [--lossy]
+# Records ptcap_loadgen loading N short-lived BPF programs with ptcapture
+# (sideband rings of PAGES pages), then checks the capture against the
+# loader's own oracle.  Exit 77 (skip) without root or BPF.
+set -u
+ptcap=$1 loadgen=$2 check=$3 work=$4 n=$5 pages=$6
+lossy=${7:-}
+if [ "$(id -u)" != 0 ]; then
+	echo "SKIP: needs root (CAP_BPF and CAP_PERFMON) to load BPF and open system-wide perf events"
+	exit 77
+fi
+if [ ! -r /sys/kernel/btf/vmlinux ]; then
+	echo "SKIP: no kernel BTF (/sys/kernel/btf/vmlinux)"
+	exit 77
+fi
+rm -rf "$work" && mkdir -p "$work" || exit 1
+"$loadgen" 1 "$work/probe.tsv"
+rc=$?
+if [ $rc = 77 ]; then
+	echo "SKIP: BPF program loading not permitted here"
+	exit 77
+fi
+[ $rc = 0 ] || exit 1
+"$ptcap" record -m "$pages" -o "$work/cap.ptd" -- "$loadgen" "$n" "$work/oracle.tsv" || exit 1
+cat "$work/cap.ptd/info"
+"$check" $lossy "$work/cap.ptd" "$work/oracle.tsv"
+rc=$?
+# With tiny rings, records split at the ring's end must have been joined.
+if [ -n "$lossy" ] && ! grep -q '^sideband_records_split=[1-9]' "$work/cap.ptd/info"; then
+	echo "no record was split at a ring end: the wrap-around path was not exercised"
+	exit 1
+fi
+exit $rc

@@ -1,0 +1,228 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ptcap_check - checks a ptcapture directory against the oracle that
+ * ptcap_loadgen wrote (what the kernel said it loaded, from the loader's own
+ * bpf_obj_get_info_by_fd while it held each program).
+ *
+ * For every JIT image the loader saw (main programs and subprograms):
+ *  - perf.data holds its KSYMBOL REGISTER (same address and length, inside
+ *    the loader's bpf_prog_load() time window);
+ *  - the text store holds a fence copy at that address whose bytes equal the
+ *    oracle's, whose valid_from lies inside the load window and whose
+ *    valid_to is set and later; main images carry the oracle's tag and id;
+ *  - any prog-info copy of it is byte-identical too.
+ * --lossy (tiny rings): LOST records are allowed, so presence is not
+ * required, but every KSYMBOL and every copy that is there must be right.
+ *
+ * Usage: ptcap_check [--lossy] CAPDIR ORACLE
+ */
+#include "ptdecode.h"
+#include "perfdata.h"
+#include "textstore.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct oprog {
+	uint32_t id;
+	char tag[17];
+	uint64_t t0, t1, t2;
+};
+
+struct oimg {
+	int prog;
+	unsigned idx;
+	uint64_t addr;
+	uint32_t len;
+	uint8_t *bytes;
+	int ksym_seen, fence_ok, info_ok;
+};
+
+static struct oprog *progs;
+static struct oimg *imgs;
+static size_t nprogs, nimgs;
+
+static int load_oracle(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	static char line[1 << 18];
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		int idx;
+		unsigned i, len, n;
+		uint64_t addr;
+
+		if (!strncmp(line, "prog ", 5)) {
+			struct oprog p;
+
+			if (sscanf(line, "prog %d %u %16s %" SCNu64 " %" SCNu64 " %" SCNu64 " %u",
+				   &idx, &p.id, p.tag, &p.t0, &p.t1, &p.t2, &n) != 7 || idx != (int)nprogs)
+				return -1;
+			progs = realloc(progs, (nprogs + 1) * sizeof(*progs));
+			progs[nprogs++] = p;
+		} else if (!strncmp(line, "img ", 4)) {
+			int off = 0;
+			struct oimg m = { 0 };
+
+			if (sscanf(line, "img %d %u %" SCNx64 " %u %n", &idx, &i, &addr, &len, &off) != 4 ||
+			    idx != (int)nprogs - 1 || strlen(line + off) < 2 * (size_t)len)
+				return -1;
+			m.prog = idx;
+			m.idx = i;
+			m.addr = addr;
+			m.len = len;
+			m.bytes = malloc(len);
+			for (unsigned b = 0; b < len; b++) {
+				unsigned v;
+
+				sscanf(line + off + 2 * b, "%2x", &v);
+				m.bytes[b] = (uint8_t)v;
+			}
+			imgs = realloc(imgs, (nimgs + 1) * sizeof(*imgs));
+			imgs[nimgs++] = m;
+		}
+	}
+	fclose(f);
+	return nprogs ? 0 : -1;
+}
+
+/* The oracle image live at addr at time t, or NULL. */
+static struct oimg *find_img(uint64_t addr, uint64_t t_reg)
+{
+	for (size_t i = 0; i < nimgs; i++) {
+		const struct oprog *p = &progs[imgs[i].prog];
+
+		if (imgs[i].addr == addr && t_reg >= p->t0 && t_reg <= p->t1)
+			return &imgs[i];
+	}
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	int lossy = argc > 1 && !strcmp(argv[1], "--lossy");
+	const char *cap, *oracle;
+	char path[4096], err[512];
+	struct perfdata *pd;
+	struct perfdata_record rec;
+	struct textstore *ts;
+	uint64_t lost = 0, bad_ksym = 0, wrong = 0, bad_window = 0, bad_tag = 0;
+	uint64_t fence_ok = 0, info_ok = 0, both = 0, missing = 0, ksyms = 0, subs = 0;
+	int rc;
+
+	if (argc != 3 + lossy) {
+		fprintf(stderr, "usage: ptcap_check [--lossy] CAPDIR ORACLE\n");
+		return 2;
+	}
+	cap = argv[1 + lossy];
+	oracle = argv[2 + lossy];
+	if (load_oracle(oracle)) {
+		fprintf(stderr, "ptcap_check: cannot read oracle %s\n", oracle);
+		return 1;
+	}
+
+	/* perf.data: every KSYMBOL REGISTER at an oracle address in its load
+	 * window must have the oracle's length. */
+	snprintf(path, sizeof(path), "%s/perf.data", cap);
+	if (perfdata_open(path, &pd, err, sizeof(err))) {
+		fprintf(stderr, "ptcap_check: %s\n", err);
+		return 1;
+	}
+	while ((rc = perfdata_next(pd, &rec)) == 0) {
+		struct perfdata_ksymbol k;
+		struct oimg *m;
+
+		if (rec.type == PD_RECORD_LOST) {
+			struct perfdata_lost l;
+
+			if (!perfdata_parse_lost(&rec, &l))
+				lost += l.lost;
+		}
+		if (rec.type != PD_RECORD_KSYMBOL)
+			continue;
+		if (perfdata_parse_ksymbol(&rec, &k) || !rec.sid.has_time) {
+			bad_ksym++;
+			continue;
+		}
+		if (k.flags & 1 || !(m = find_img(k.addr, rec.sid.time)))
+			continue;
+		if (k.len != m->len || strncmp(k.name, "bpf_prog_", 9)) {
+			bad_ksym++;
+			continue;
+		}
+		if (!m->ksym_seen++)
+			ksyms++;
+	}
+	if (rc != PTD_ERR_END) {
+		fprintf(stderr, "ptcap_check: perf.data: %s\n", perfdata_errmsg(pd));
+		return 1;
+	}
+	perfdata_close(pd);
+
+	snprintf(path, sizeof(path), "%s/text", cap);
+	if (textstore_open(path, &ts, err, sizeof(err))) {
+		fprintf(stderr, "ptcap_check: %s\n", err);
+		return 1;
+	}
+	for (size_t i = 0; i < textstore_count(ts); i++) {
+		const struct textstore_entry *e = textstore_get(ts, i);
+		const uint8_t *data;
+		struct oimg *m;
+		const struct oprog *p;
+		int is_fence = !strcmp(e->source, "fence");
+
+		if (!strcmp(e->hash, "-") || (!is_fence && strcmp(e->source, "prog-info")))
+			continue;
+		if (!(m = find_img(e->start, e->valid_from)))
+			continue;
+		p = &progs[m->prog];
+		if (textstore_bytes(ts, i, &data, err, sizeof(err)) || e->len != m->len ||
+		    memcmp(data, m->bytes, m->len)) {
+			fprintf(stderr, "ptcap_check: wrong bytes: row %zu at %#" PRIx64 " (%s)\n",
+				i, e->start, e->source);
+			wrong++;
+			continue;
+		}
+		if (e->valid_to == TEXTSTORE_OPEN_END || e->valid_to < p->t1) {
+			bad_window++;
+			continue;
+		}
+		if (e->prog_id != p->id || (m->idx == 0 && strcmp(e->tag, p->tag)) ||
+		    strcmp(e->kind, m->idx ? "bpf-subprog" : "bpf")) {
+			fprintf(stderr, "ptcap_check: row %zu: kind %s tag %s id %u, expected %s %u\n",
+				i, e->kind, e->tag, e->prog_id, p->tag, p->id);
+			bad_tag++;
+			continue;
+		}
+		if (is_fence)
+			m->fence_ok++;
+		else
+			m->info_ok++;
+	}
+	textstore_close(ts);
+	for (size_t i = 0; i < nimgs; i++) {
+		subs += imgs[i].idx > 0;
+		fence_ok += imgs[i].fence_ok > 0;
+		info_ok += imgs[i].info_ok > 0;
+		both += imgs[i].fence_ok && imgs[i].info_ok;
+		if (!imgs[i].fence_ok)
+			missing++;
+	}
+	printf("ptcap_check: %zu programs, %zu images (%" PRIu64 " subprograms): "
+	       "KSYMBOL REGISTER found %" PRIu64 ", fence copies correct %" PRIu64
+	       ", prog-info copies correct %" PRIu64 " (identical to fence: %" PRIu64 "), "
+	       "no fence copy %" PRIu64 ", wrong bytes %" PRIu64 ", bad window %" PRIu64
+	       ", bad tag/id/kind %" PRIu64 ", bad KSYMBOL %" PRIu64 ", LOST events %" PRIu64 "\n",
+	       nprogs, nimgs, subs, ksyms, fence_ok, info_ok, both, missing, wrong, bad_window,
+	       bad_tag, bad_ksym, lost);
+	if (wrong || bad_window || bad_tag || bad_ksym)
+		return 1;
+	if (lossy)
+		return fence_ok + info_ok > 0 && lost > 0 ? 0 : 1;
+	/* LOST in the switch ring is harmless here; lost KSYMBOLs show above. */
+	return missing || ksyms != nimgs ? 1 : 0;
+}
