@@ -320,7 +320,7 @@ int textstore_writer_add(struct textstore_writer *w, struct textstore_entry *e,
 		if (*c == '\t' || *c == '\n' || *c == '\r')
 			*c = ' ';
 	fprintf(w->index, "%s\t%#" PRIx64 "\t%" PRIu64 "\t%" PRIu64 "\t%s\t%d\t%s\t%s"
-		"\t%s\t%u\t%#" PRIx64 "\t%s\t%s\n",
+		"\t%s\t%u\t0x%" PRIx64 "\t%s\t%s\n",
 		e->kind, e->start, e->len, e->valid_from, vt, e->pid,
 		dash(e->source), e->hash, dash(e->tag), e->prog_id, e->pgoff,
 		dash(e->build_id), name);

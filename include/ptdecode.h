@@ -108,6 +108,15 @@ enum ptd_open_flags {
 	PTD_OPEN_NO_VERSIONING = 1u << 0,
 };
 
+/* Which Intel PT flow decoder to use. */
+enum ptd_decoder {
+	/* Block-cache decoder over libipt's packet decoder; segments it
+	 * cannot decode with certainty are decoded by libipt (default). */
+	PTD_DECODER_FAST = 0,
+	/* libipt's instruction flow decoder (the reference path). */
+	PTD_DECODER_LIBIPT = 1,
+};
+
 struct ptd_open_opts {
 	size_t sz;                 /* sizeof(struct ptd_open_opts) */
 	unsigned int flags;        /* enum ptd_open_flags */
@@ -126,6 +135,10 @@ struct ptd_open_opts {
 	const struct ptd_raw_image *raw_images;
 	size_t n_raw_images;
 	const char *cpu;           /* "F/M[/S]" or "none"; raw mode only */
+
+	/* Decoding. */
+	enum ptd_decoder decoder;
+	unsigned int threads;      /* worker threads, 0 = one per core */
 
 	/* Limits (0 = no limit). */
 	uint64_t max_insns;        /* stop after this many instructions */
@@ -256,6 +269,34 @@ struct ptd_event {
  * that the decoder recovers from are events (PTD_EV_ERROR), not return
  * values. */
 PTD_API int ptd_next(struct ptd_session *s, struct ptd_event *ev);
+
+/* A run of instructions executed one after the other, the unit of the fast
+ * interface below.  Instructions are contiguous in memory from ip. */
+struct ptd_block {
+	uint64_t ip;          /* first instruction */
+	uint64_t time;        /* perf clock ns, 0 if unknown */
+	uint32_t ninsn;       /* number of instructions */
+	uint16_t queue;
+	uint8_t mode;         /* enum ptd_exec_mode */
+	uint8_t last_iclass;  /* enum ptd_insn_class of the last instruction */
+	int32_t pid, tid, cpu;
+	const void *priv;     /* library-internal: instruction boundaries */
+};
+
+/* Fast interface: fills up to max blocks of consecutive instructions, and
+ * stops early when a non-instruction event comes next.  Returns 0 with
+ * *n >= 0 blocks, and sets *have_ev = 1 with *ev filled when such an event
+ * followed them; PTD_ERR_END at the end (with *n possibly > 0); or another
+ * negative error.  Blocks are valid until the next call.  Do not mix with
+ * ptd_next() on one session. */
+PTD_API int ptd_next_blocks(struct ptd_session *s, struct ptd_block *blocks,
+			    size_t max, size_t *n, struct ptd_event *ev,
+			    int *have_ev);
+
+/* The i-th instruction (0 <= i < b->ninsn) of a block as a PTD_EV_INSN
+ * event.  Returns 0 or PTD_ERR_INVAL. */
+PTD_API int ptd_block_insn(const struct ptd_block *b, uint32_t i,
+			   struct ptd_event *ev);
 
 /* ------------------------------------------------------------------ */
 /* Queries                                                             */

@@ -259,7 +259,7 @@ static int synth_one(uint32_t pid, uint64_t id, synth_fn fn, void *ctx)
 		uint64_t start, end, pgoff, ino;
 		unsigned maj, min;
 		char perms[8], file[4096];
-		uint32_t prot, flags, z32 = 0;
+		uint32_t prot, flags;
 		uint64_t z64 = 0;
 		int n = 0;
 		size_t fl;
@@ -293,7 +293,6 @@ static int synth_one(uint32_t pid, uint64_t id, synth_fn fn, void *ctx)
 			memcpy(r.b + 56, &z64, 8);   /* ino_generation */
 			memcpy(r.b + 64, &prot, 4);
 			memcpy(r.b + 68, &flags, 4);
-			(void)z32;
 		}
 		fl = strlen(file) + 1;
 		memcpy(r.b + 72, file, fl);

@@ -21,6 +21,14 @@ n=$(wc -l <"$out/expected.insn")
 [ "$n" -gt 0 ] || { echo "FAIL: no instructions recorded"; exit 1; }
 
 rc=0
+case ",$decoders," in *,perf,*)
+	# perf must also accept the whole file in its raw dump.
+	if ! perf script -D -i "$out/perf.data" >"$out.dump" 2>"$out.dump.stderr" ||
+	   ! grep -q "Intel Processor Trace data" "$out.dump"; then
+		echo "FAIL: perf script -D rejects $out/perf.data:"
+		head -n 5 "$out.dump.stderr"; rc=1
+	fi ;;
+esac
 IFS=,
 for d in $decoders; do
 	unset IFS
