@@ -17,6 +17,11 @@ struct backend {
 	 * error when nothing more can be decoded.  ev->msg may point into
 	 * the backend and stays valid until the next call. */
 	int (*next)(struct backend *b, struct ptd_event *ev);
+	/* Optional fast interface (see ptd_next_blocks); NULL when the
+	 * backend only produces single events. */
+	int (*next_blocks)(struct backend *b, struct ptd_block *blocks,
+			   size_t max, size_t *n, struct ptd_event *ev,
+			   int *have_ev);
 	/* Message for the last failure, "" if none. */
 	const char *(*errmsg)(struct backend *b);
 	void (*destroy)(struct backend *b);

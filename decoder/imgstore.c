@@ -20,8 +20,9 @@ struct img_version {
 	int32_t pid;
 	uint64_t start, len;
 	uint64_t from, to;
-	int captured;          /* bytes from a capture (text store, record):
-				* preferred over files for the same time */
+	int captured;          /* rank when several versions are valid at
+				* once: 2 captured bytes (text store,
+				* records), 1 a file, 0 no bytes at all */
 	const uint8_t *bytes;  /* memory-backed (NULL: see file / missing) */
 	uint8_t *owned;        /* copy owned by the store */
 	int file;              /* index into files, -1 if none */
@@ -131,6 +132,7 @@ int imgstore_add_file(struct imgstore *st, int32_t pid, uint64_t start,
 	v->file = fi;
 	v->elf = fi;
 	v->pgoff = pgoff;
+	v->captured = 1;
 	return v->id;
 }
 
@@ -144,7 +146,7 @@ int imgstore_add_bytes(struct imgstore *st, int32_t pid, uint64_t start,
 	if (!v)
 		return PTD_ERR_INVAL;
 	v->bytes = bytes;
-	v->captured = 1;
+	v->captured = bytes ? 2 : 0;
 	return v->id;
 }
 

@@ -46,7 +46,7 @@ struct ipt_backend {
 	char errmsg[512];
 };
 
-static uint64_t tsc_to_perf(const struct intelpt_params *p, uint64_t tsc)
+uint64_t intelpt_tsc_to_perf(const struct intelpt_params *p, uint64_t tsc)
 {
 	uint64_t quot, rem;
 
@@ -202,8 +202,28 @@ static void update_time(struct ipt_backend *b)
 	if (pt_insn_time(b->dec, &tsc, &lmtc, &lcyc) < 0)
 		return;
 	b->tsc = tsc;
-	b->time = tsc_to_perf(&b->p, tsc);
+	b->time = intelpt_tsc_to_perf(&b->p, tsc);
 	update_context(b);
+}
+
+void intelpt_config(const struct intelpt_params *p, struct pt_config *cfg,
+		    const uint8_t *begin, const uint8_t *end)
+{
+	pt_config_init(cfg);
+	cfg->begin = (uint8_t *)begin;
+	cfg->end = (uint8_t *)end;
+	if (p->have_cpu) {
+		cfg->cpu.vendor = pcv_intel;
+		cfg->cpu.family = p->family;
+		cfg->cpu.model = p->model;
+		cfg->cpu.stepping = p->stepping;
+		if (pt_cpu_errata(&cfg->errata, &cfg->cpu) < 0)
+			memset(&cfg->errata, 0, sizeof(cfg->errata));
+	}
+	cfg->mtc_freq = p->mtc_freq;
+	cfg->nom_freq = p->nom_freq;
+	cfg->cpuid_0x15_eax = p->cpuid_0x15_eax;
+	cfg->cpuid_0x15_ebx = p->cpuid_0x15_ebx;
 }
 
 static int start_queue(struct ipt_backend *b)
@@ -212,22 +232,7 @@ static int start_queue(struct ipt_backend *b)
 	struct pt_config cfg;
 	int rc;
 
-	pt_config_init(&cfg);
-	cfg.begin = (uint8_t *)q->data;
-	cfg.end = (uint8_t *)q->data + q->size;
-	if (b->p.have_cpu) {
-		cfg.cpu.vendor = pcv_intel;
-		cfg.cpu.family = b->p.family;
-		cfg.cpu.model = b->p.model;
-		cfg.cpu.stepping = b->p.stepping;
-		rc = pt_cpu_errata(&cfg.errata, &cfg.cpu);
-		if (rc < 0)
-			memset(&cfg.errata, 0, sizeof(cfg.errata));
-	}
-	cfg.mtc_freq = b->p.mtc_freq;
-	cfg.nom_freq = b->p.nom_freq;
-	cfg.cpuid_0x15_eax = b->p.cpuid_0x15_eax;
-	cfg.cpuid_0x15_ebx = b->p.cpuid_0x15_ebx;
+	intelpt_config(&b->p, &cfg, q->data, q->data + q->size);
 
 	b->dec = pt_insn_alloc_decoder(&cfg);
 	if (!b->dec)
@@ -273,104 +278,105 @@ static void error_event(struct ipt_backend *b, int pterr, uint64_t ip)
 	b->mem_failed = 0;
 }
 
-static void convert_event(struct ipt_backend *b, const struct pt_event *pe)
+int intelpt_convert_event(const struct intelpt_params *p,
+			  const struct pt_event *pe, struct ptd_event *ev)
 {
-	struct ptd_event *ev = NULL;
-
 	switch (pe->type) {
 	case ptev_enabled:
-		ev = push(b, PTD_EV_ENABLED);
-		if (ev)
-			ev->ip = pe->variant.enabled.ip;
+		ev->kind = PTD_EV_ENABLED;
+		ev->ip = pe->variant.enabled.ip;
 		break;
 	case ptev_disabled:
-		ev = push(b, PTD_EV_DISABLED);
-		if (ev)
-			ev->ip = pe->variant.disabled.ip;
+		ev->kind = PTD_EV_DISABLED;
+		ev->ip = pe->variant.disabled.ip;
 		break;
 	case ptev_async_disabled:
-		ev = push(b, PTD_EV_DISABLED);
-		if (ev) {
-			ev->ip = pe->variant.async_disabled.at;
-			ev->addr = pe->variant.async_disabled.ip;
-		}
+		ev->kind = PTD_EV_DISABLED;
+		ev->ip = pe->variant.async_disabled.at;
+		ev->addr = pe->variant.async_disabled.ip;
 		break;
 	case ptev_async_branch:
-		ev = push(b, PTD_EV_ASYNC);
-		if (ev) {
-			ev->ip = pe->variant.async_branch.from;
-			ev->addr = pe->variant.async_branch.to;
-		}
+		ev->kind = PTD_EV_ASYNC;
+		ev->ip = pe->variant.async_branch.from;
+		ev->addr = pe->variant.async_branch.to;
 		break;
 	case ptev_paging:
-		ev = push(b, PTD_EV_PAGING);
-		if (ev)
-			ev->addr = pe->variant.paging.cr3;
+		ev->kind = PTD_EV_PAGING;
+		ev->addr = pe->variant.paging.cr3;
 		break;
 	case ptev_async_paging:
-		ev = push(b, PTD_EV_PAGING);
-		if (ev) {
-			ev->addr = pe->variant.async_paging.cr3;
-			ev->ip = pe->variant.async_paging.ip;
-		}
+		ev->kind = PTD_EV_PAGING;
+		ev->addr = pe->variant.async_paging.cr3;
+		ev->ip = pe->variant.async_paging.ip;
 		break;
 	case ptev_overflow:
-		ev = push(b, PTD_EV_OVERFLOW);
-		if (ev)
-			ev->ip = pe->variant.overflow.ip;
+		ev->kind = PTD_EV_OVERFLOW;
+		ev->ip = pe->variant.overflow.ip;
 		break;
 	case ptev_exec_mode:
-		ev = push(b, PTD_EV_EXEC_MODE);
-		if (ev) {
-			ev->ip = pe->variant.exec_mode.ip;
-			ev->mode = pe->variant.exec_mode.mode == ptem_64bit ? PTD_MODE_64 :
-				   pe->variant.exec_mode.mode == ptem_32bit ? PTD_MODE_32 :
-				   pe->variant.exec_mode.mode == ptem_16bit ? PTD_MODE_16 :
-				   PTD_MODE_UNKNOWN;
-		}
+		ev->kind = PTD_EV_EXEC_MODE;
+		ev->ip = pe->variant.exec_mode.ip;
+		ev->mode = intelpt_map_mode(pe->variant.exec_mode.mode);
 		break;
 	case ptev_tsx:
-		ev = push(b, PTD_EV_TSX);
-		if (ev) {
-			ev->ip = pe->variant.tsx.ip;
-			ev->addr = (uint64_t)pe->variant.tsx.speculative |
-				   (uint64_t)pe->variant.tsx.aborted << 1;
-		}
+		ev->kind = PTD_EV_TSX;
+		ev->ip = pe->variant.tsx.ip;
+		ev->addr = (uint64_t)pe->variant.tsx.speculative |
+			   (uint64_t)pe->variant.tsx.aborted << 1;
 		break;
 	case ptev_ptwrite:
-		ev = push(b, PTD_EV_PTWRITE);
-		if (ev) {
-			ev->ip = pe->variant.ptwrite.ip;
-			ev->addr = pe->variant.ptwrite.payload;
-		}
+		ev->kind = PTD_EV_PTWRITE;
+		ev->ip = pe->variant.ptwrite.ip;
+		ev->addr = pe->variant.ptwrite.payload;
 		break;
 	case ptev_exstop:
 	case ptev_mwait:
 	case ptev_pwre:
 	case ptev_pwrx:
-		ev = push(b, PTD_EV_POWER);
+		ev->kind = PTD_EV_POWER;
 		break;
 	default:
 		/* timing (tick, cbr), stop, vmcs, mnt: no flow event */
-		break;
+		return -1;
 	}
-	if (!ev)
-		return;
 	if (pe->ip_suppressed)
 		ev->flags |= PTD_EVF_IP_SUPPRESSED;
 	if (pe->status_update)
 		ev->flags |= PTD_EVF_STATUS;
 	if (pe->has_tsc) {
 		ev->tsc = pe->tsc;
-		ev->time = tsc_to_perf(&b->p, pe->tsc);
+		ev->time = intelpt_tsc_to_perf(p, pe->tsc);
 		if (ev->time != IMGSTORE_TIME_UNKNOWN)
 			ev->flags |= PTD_EVF_TIME_VALID;
+		else
+			ev->time = 0;
+	}
+	return 0;
+}
+
+static void convert_event(struct ipt_backend *b, const struct pt_event *pe)
+{
+	struct ptd_event tmp, *ev;
+
+	memset(&tmp, 0, sizeof(tmp));
+	if (intelpt_convert_event(&b->p, pe, &tmp) < 0)
+		return;
+	ev = push(b, tmp.kind);
+	if (!ev)
+		return;
+	ev->ip = tmp.ip;
+	ev->addr = tmp.addr;
+	ev->mode = tmp.mode;
+	ev->flags |= tmp.flags;
+	if (tmp.flags & PTD_EVF_TIME_VALID) {
+		ev->time = tmp.time;
+		ev->tsc = tmp.tsc;
 	}
 }
 
-static enum ptd_insn_class map_class(enum pt_insn_class c)
+uint8_t intelpt_map_class(int c)
 {
-	switch (c) {
+	switch ((enum pt_insn_class)c) {
 	case ptic_other: return PTD_IC_OTHER;
 	case ptic_call: return PTD_IC_CALL;
 	case ptic_return: return PTD_IC_RETURN;
@@ -384,7 +390,7 @@ static enum ptd_insn_class map_class(enum pt_insn_class c)
 	}
 }
 
-static uint8_t map_mode(enum pt_exec_mode m)
+uint8_t intelpt_map_mode(int m)
 {
 	return m == ptem_64bit ? PTD_MODE_64 : m == ptem_32bit ? PTD_MODE_32 :
 	       m == ptem_16bit ? PTD_MODE_16 : PTD_MODE_UNKNOWN;
@@ -463,8 +469,8 @@ static int step(struct ipt_backend *b)
 			ev->ip = insn.ip;
 			ev->size = insn.size;
 			memcpy(ev->raw, insn.raw, sizeof(ev->raw));
-			ev->iclass = (uint8_t)map_class(insn.iclass);
-			ev->mode = map_mode(insn.mode);
+			ev->iclass = intelpt_map_class(insn.iclass);
+			ev->mode = intelpt_map_mode(insn.mode);
 			if (insn.speculative)
 				ev->flags |= PTD_EVF_SPECULATIVE;
 			if (insn.truncated)

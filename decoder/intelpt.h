@@ -78,4 +78,19 @@ int intelpt_new(const struct intelpt_params *p,
 		struct imgstore *st, const struct sideband *sb,
 		struct backend **out, char *err, size_t errlen);
 
+/* Shared with the fast decoder (fastpt.c), so both paths describe events,
+ * classes and times the same way. */
+struct pt_event;
+uint64_t intelpt_tsc_to_perf(const struct intelpt_params *p, uint64_t tsc);
+/* Fills ev from a libipt event; returns 0, or -1 for events that have no
+ * flow event (timing, cbr, ...).  ev's context fields are left alone. */
+int intelpt_convert_event(const struct intelpt_params *p,
+			  const struct pt_event *pe, struct ptd_event *ev);
+uint8_t intelpt_map_class(int pt_iclass);
+uint8_t intelpt_map_mode(int pt_mode);
+/* Sets up a libipt config for a buffer (cpu, errata, timing ratios). */
+struct pt_config;
+void intelpt_config(const struct intelpt_params *p, struct pt_config *cfg,
+		    const uint8_t *begin, const uint8_t *end);
+
 #endif

@@ -48,6 +48,7 @@ struct perfwrite {
 	size_t nattrs, attrs_cap;
 	uint64_t sample_type;
 	int started;             /* data section begun */
+	int flushed;             /* provisional header written */
 	uint64_t data_offset, pos;
 	struct pw_buf feat[PW_FEAT_MAX];
 	int has_feat[PW_FEAT_MAX];
@@ -453,6 +454,37 @@ int perfwrite_finished_round(struct perfwrite *w)
 	return pw_end(w, NULL);
 }
 
+/* The header fields that do not depend on the end of the data. */
+static void pw_header(const struct perfwrite *w, uint8_t hdr[PW_HEADER_SIZE])
+{
+	uint64_t v;
+
+	memset(hdr, 0, PW_HEADER_SIZE);
+	memcpy(hdr, "PERFILE2", 8);
+	v = PW_HEADER_SIZE; memcpy(hdr + 8, &v, 8);
+	v = w->nattrs ? w->attrs[0].size + 16 : 0; memcpy(hdr + 16, &v, 8);
+	v = PW_HEADER_SIZE; memcpy(hdr + 24, &v, 8);
+	v = w->nattrs ? w->nattrs * (w->attrs[0].size + 16) : 0; memcpy(hdr + 32, &v, 8);
+	memcpy(hdr + 40, &w->data_offset, 8);
+}
+
+int perfwrite_flush(struct perfwrite *w)
+{
+	uint8_t hdr[PW_HEADER_SIZE];
+
+	if (pw_start(w))
+		return w->err;
+	if (fflush(w->f) != 0)
+		return pw_fail(w, PTD_ERR_IO, "write failed");
+	if (!w->flushed) {
+		pw_header(w, hdr);  /* data size 0: read to the end */
+		if (pwrite(w->fd, hdr, sizeof(hdr), 0) != (ssize_t)sizeof(hdr))
+			return pw_fail(w, PTD_ERR_IO, "cannot write the header");
+		w->flushed = 1;
+	}
+	return 0;
+}
+
 /* ---- features ---- */
 
 static struct pw_buf *pw_feat(struct perfwrite *w, int feat, int reset)
@@ -550,7 +582,7 @@ static void pw_auto_features(struct perfwrite *w)
 int perfwrite_close(struct perfwrite *w, char *err, size_t errlen)
 {
 	uint8_t hdr[PW_HEADER_SIZE] = { 0 };
-	uint64_t data_size, feat_off, v;
+	uint64_t data_size, feat_off;
 	uint64_t bits[4] = { 0 };
 	size_t nfeat = 0, i;
 	int r;
@@ -580,12 +612,7 @@ int perfwrite_close(struct perfwrite *w, char *err, size_t errlen)
 		if (w->has_feat[i])
 			pw_write(w, w->feat[i].p, w->feat[i].len);
 
-	memcpy(hdr, "PERFILE2", 8);
-	v = PW_HEADER_SIZE; memcpy(hdr + 8, &v, 8);
-	v = w->nattrs ? w->attrs[0].size + 16 : 0; memcpy(hdr + 16, &v, 8);
-	v = PW_HEADER_SIZE; memcpy(hdr + 24, &v, 8);
-	v = w->nattrs ? w->nattrs * (w->attrs[0].size + 16) : 0; memcpy(hdr + 32, &v, 8);
-	memcpy(hdr + 40, &w->data_offset, 8);
+	pw_header(w, hdr);
 	memcpy(hdr + 48, &data_size, 8);
 	/* event_types section (hdr + 56) stays empty */
 	memcpy(hdr + 72, bits, sizeof(bits));

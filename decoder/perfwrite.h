@@ -134,6 +134,12 @@ int perfwrite_time_conv(struct perfwrite *w, uint64_t time_shift,
 			int cap_user_time_zero, int cap_user_time_short);
 int perfwrite_finished_round(struct perfwrite *w);
 
+/* Pushes the records written so far to the file and (once) writes a
+ * provisional header whose data size is 0, which readers take as "records
+ * up to the end of the file": a writer killed before perfwrite_close
+ * leaves a readable file (without features).  close rewrites the header. */
+int perfwrite_flush(struct perfwrite *w);
+
 /* Features.  String features: HOSTNAME, OSRELEASE, VERSION, ARCH, CPUDESC
  * (one string), CPUID (e.g. "GenuineIntel,6,158,10"). */
 int perfwrite_feat_string(struct perfwrite *w, int feat, const char *s);

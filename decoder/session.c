@@ -5,6 +5,7 @@
  */
 #include "session.h"
 #include "coresight.h"
+#include "fastpt.h"
 #include "imgstore.h"
 #include "intelpt.h"
 #include "perfdata.h"
@@ -80,7 +81,9 @@ struct ptd_session {
 	struct symtab *ksyms;
 	struct symtab *sbsyms;
 	uint64_t cur_time;
+	int fast;                    /* the backend is fastpt */
 	int32_t last_tid, last_pid;  /* tid -> pid cache for ptd_next */
+	struct ptd_event *blk_insn;  /* ptd_next_blocks over event backends */
 	struct bidcache { char *path; char hex[41]; } *bidcache;
 	size_t nbidcache, bidcap;
 	struct ptd_stats stats;
@@ -540,7 +543,9 @@ static int read_sideband(struct ptd_session *s)
 			return fail(s, rc, "reading sideband: %s", ptd_strerror(rc));
 	}
 	if (rc != PTD_ERR_END)
-		return fail(s, rc, "%s", "perf.data: cannot read records");
+		/* hostile-input fix: name the problem (the reader's message). */
+		return fail(s, rc, "perf.data: cannot read records: %s",
+			    perfdata_errmsg(s->pd));
 	for (const char *const *w = perfdata_warnings(s->pd); w && *w; w++)
 		session_warn(s, "%s", *w);
 	sideband_finish(s->sb);
@@ -664,6 +669,17 @@ static int add_text_store(struct ptd_session *s)
 	return 0;
 }
 
+/* The Intel PT backend the options ask for. */
+static int new_ipt_backend(struct ptd_session *s, const struct intelpt_params *p,
+			   const struct intelpt_queue *q, size_t n,
+			   const struct sideband *sb, char *err, size_t errlen)
+{
+	if (s->opts.decoder == PTD_DECODER_LIBIPT)
+		return intelpt_new(p, q, n, s->st, sb, &s->be, err, errlen);
+	s->fast = 1;
+	return fastpt_new(p, q, n, s->st, sb, s->opts.threads, &s->be, err, errlen);
+}
+
 /* cs_etm: one CoreSight queue per AUX queue, each AUXTRACE record a chunk
  * (perf does not promise continuity between them). */
 static int open_cs_etm(struct ptd_session *s)
@@ -742,10 +758,12 @@ static int open_perf(struct ptd_session *s, const char *path)
 	if (rc)
 		return fail(s, rc, "%s", err);
 	info = perfdata_get_info(s->pd);
-	if (s->dir && (rc = add_text_store(s)))
-		return rc;
 	rc = read_sideband(s);
 	if (rc)
+		return rc;
+	/* after the sideband: text-store rows carry their own validity, which
+	 * mappings, execs and unregisters seen in the sideband must not end */
+	if (s->dir && (rc = add_text_store(s)))
 		return rc;
 	if (!s->nchunks)
 		return fail(s, PTD_ERR_NO_TRACE, "%s holds no AUX trace data "
@@ -798,8 +816,7 @@ static int open_perf(struct ptd_session *s, const char *path)
 				iq[i].pid = iq[i].tid = -1;
 		}
 	}
-	rc = intelpt_new(&params, iq, s->nqueues, s->st, s->sb, &s->be, err,
-			 sizeof(err));
+	rc = new_ipt_backend(s, &params, iq, s->nqueues, s->sb, err, sizeof(err));
 	free(iq);
 	if (rc)
 		return fail(s, rc, "%s", err);
@@ -837,7 +854,7 @@ static int open_raw(struct ptd_session *s, const char *path)
 	q.pid = q.tid = IMGSTORE_KERNEL;
 	s->stats.trace_bytes = q.size;
 	s->stats.queues = 1;
-	rc = intelpt_new(&params, &q, 1, s->st, NULL, &s->be, err, sizeof(err));
+	rc = new_ipt_backend(s, &params, &q, 1, NULL, err, sizeof(err));
 	if (rc)
 		return fail(s, rc, "%s", err);
 	return 0;
@@ -989,6 +1006,7 @@ void ptd_close(struct ptd_session *s)
 		free(s->warnings[i]);
 	free(s->warnings);
 	free(s->dir);
+	free(s->blk_insn);
 	for (size_t i = 0; i < s->nsymfiles; i++) {
 		free(s->symfiles[i].path);
 		symtab_free(s->symfiles[i].tab);
@@ -1000,6 +1018,38 @@ void ptd_close(struct ptd_session *s)
 	free(s->bidcache);
 	symtab_free(s->sbsyms);
 	free(s);
+}
+
+/* Per-event bookkeeping shared by ptd_next and ptd_next_blocks: counters,
+ * current time, pid from tid.  Returns 0 to hand the event out, 1 to skip
+ * it, PTD_ERR_END when a limit is reached. */
+static int account(struct ptd_session *s, struct ptd_event *ev)
+{
+	if ((ev->flags & PTD_EVF_TIME_VALID) && s->opts.time_end &&
+	    ev->time > s->opts.time_end)
+		return PTD_ERR_END;
+	if (ev->flags & PTD_EVF_TIME_VALID)
+		s->cur_time = ev->time;
+	/* Backends that know only the thread (CoreSight context IDs) get
+	 * the process from the sideband. */
+	if (ev->pid < 0 && ev->tid > 0) {
+		if (ev->tid != s->last_tid) {
+			s->last_tid = ev->tid;
+			s->last_pid = sideband_pid_of(s->sb, ev->tid);
+		}
+		ev->pid = s->last_pid;
+	}
+	if (s->opts.time_start && (ev->flags & PTD_EVF_TIME_VALID) &&
+	    ev->time < s->opts.time_start)
+		return 1;
+	switch (ev->kind) {
+	case PTD_EV_INSN: s->stats.instructions++; break;
+	case PTD_EV_ERROR: s->stats.errors++; break;
+	case PTD_EV_GAP: s->stats.gaps++; break;
+	case PTD_EV_OVERFLOW: s->stats.overflows++; break;
+	default: break;
+	}
+	return 0;
 }
 
 int ptd_next(struct ptd_session *s, struct ptd_event *ev)
@@ -1021,44 +1071,137 @@ int ptd_next(struct ptd_session *s, struct ptd_event *ev)
 				s->ended = 1;
 			return rc;
 		}
-		if ((ev->flags & PTD_EVF_TIME_VALID) && s->opts.time_end &&
-		    ev->time > s->opts.time_end) {
+		rc = account(s, ev);
+		if (rc == PTD_ERR_END) {
 			s->ended = 1;
-			return PTD_ERR_END;
+			return rc;
 		}
-		if (ev->flags & PTD_EVF_TIME_VALID)
-			s->cur_time = ev->time;
-		/* Backends that know only the thread (CoreSight context IDs)
-		 * get the process from the sideband. */
-		if (ev->pid < 0 && ev->tid > 0) {
-			if (ev->tid != s->last_tid) {
-				s->last_tid = ev->tid;
-				s->last_pid = sideband_pid_of(s->sb, ev->tid);
+		if (rc == 0)
+			return 0;
+	}
+}
+
+/* Backends without blocks: each instruction event is a block of one. */
+static int blocks_from_events(struct ptd_session *s, struct ptd_block *blocks,
+			      size_t max, size_t *n, struct ptd_event *ev,
+			      int *have_ev)
+{
+	int rc;
+
+	while (*n < max) {
+		struct ptd_block *b = &blocks[*n];
+		struct ptd_event *slot = &s->blk_insn[*n];
+
+		rc = ptd_next(s, slot);
+		if (rc < 0)
+			return *n ? 0 : rc;
+		if (slot->kind != PTD_EV_INSN) {
+			*ev = *slot;
+			*have_ev = 1;
+			return 0;
+		}
+		memset(b, 0, sizeof(*b));
+		b->ip = slot->ip;
+		b->time = slot->flags & PTD_EVF_TIME_VALID ? slot->time : 0;
+		b->ninsn = 1;
+		b->queue = (uint16_t)slot->queue;
+		b->mode = slot->mode;
+		b->last_iclass = slot->iclass;
+		b->pid = slot->pid;
+		b->tid = slot->tid;
+		b->cpu = slot->cpu;
+		b->priv = NULL;
+		(*n)++;
+	}
+	return 0;
+}
+
+#define BLK_INSN_MAX 256
+
+int ptd_next_blocks(struct ptd_session *s, struct ptd_block *blocks, size_t max,
+		    size_t *n, struct ptd_event *ev, int *have_ev)
+{
+	int rc;
+
+	if (!s || !blocks || !n || !ev || !have_ev)
+		return PTD_ERR_INVAL;
+	*n = 0;
+	*have_ev = 0;
+	if (!s->be || s->ended)
+		return PTD_ERR_END;
+	if (!s->be->next_blocks) {
+		if (!s->blk_insn &&
+		    !(s->blk_insn = calloc(BLK_INSN_MAX, sizeof(*s->blk_insn))))
+			return PTD_ERR_NOMEM;
+		if (max > BLK_INSN_MAX)
+			max = BLK_INSN_MAX;
+		rc = blocks_from_events(s, blocks, max, n, ev, have_ev);
+		/* a block of one instruction points at its saved event */
+		for (size_t i = 0; i < *n; i++)
+			blocks[i].priv = &s->blk_insn[i];
+		return rc;
+	}
+	for (;;) {
+		rc = s->be->next_blocks(s->be, blocks, max, n, ev, have_ev);
+		if (rc < 0 && rc != PTD_ERR_END)
+			return rc;
+		for (size_t i = 0; i < *n; i++)
+			s->stats.instructions += blocks[i].ninsn;
+		if (rc == PTD_ERR_END) {
+			s->ended = 1;
+			return *n ? 0 : rc;
+		}
+		if (*have_ev) {
+			int a = account(s, ev);
+
+			if (a == PTD_ERR_END) {
+				s->ended = 1;
+				*have_ev = 0;
+				return *n ? 0 : a;
 			}
-			ev->pid = s->last_pid;
+			if (a == 1) {
+				*have_ev = 0;
+				if (!*n)
+					continue;
+			}
 		}
-		if (s->opts.time_start && (ev->flags & PTD_EVF_TIME_VALID) &&
-		    ev->time < s->opts.time_start)
-			continue;
-		switch (ev->kind) {
-		case PTD_EV_INSN: s->stats.instructions++; break;
-		case PTD_EV_ERROR: s->stats.errors++; break;
-		case PTD_EV_GAP: s->stats.gaps++; break;
-		case PTD_EV_OVERFLOW: s->stats.overflows++; break;
-		default: break;
-		}
+		if (s->opts.max_insns && s->stats.instructions >= s->opts.max_insns)
+			s->ended = 1;
 		return 0;
 	}
 }
 
+int ptd_block_insn(const struct ptd_block *b, uint32_t i, struct ptd_event *ev)
+{
+	if (!b || !ev)
+		return PTD_ERR_INVAL;
+	if (b->ninsn == 1 && b->priv && ((const struct ptd_event *)b->priv)->kind ==
+	    PTD_EV_INSN && ((const struct ptd_event *)b->priv)->ip == b->ip) {
+		if (i)
+			return PTD_ERR_INVAL;
+		*ev = *(const struct ptd_event *)b->priv;
+		return 0;
+	}
+	return fastpt_block_insn(b, i, ev);
+}
+
 int ptd_get_stats(const struct ptd_session *s, struct ptd_stats *st)
 {
+	struct ptd_stats tmp;
 	size_t n;
 
 	if (!s || !st || st->sz < sizeof(size_t))
 		return PTD_ERR_INVAL;
 	n = st->sz < sizeof(s->stats) ? st->sz : sizeof(s->stats);
-	memcpy(st, &s->stats, n);
+	tmp = s->stats;
+	if (s->be && s->fast) {
+		struct fastpt_stats fs;
+
+		fastpt_get_stats(s->be, &fs);
+		tmp.segments = fs.segments;
+		tmp.segments_libipt = fs.fallback_segments;
+	}
+	memcpy(st, &tmp, n);
 	st->sz = n;
 	return 0;
 }

@@ -317,6 +317,9 @@ struct ptd_stats {
 	uint64_t trace_bytes;       /* AUX bytes in all queues */
 	uint64_t queues;
 	uint64_t sideband_records;
+	/* fast decoder: PSB segments, and those decoded by libipt instead */
+	uint64_t segments;
+	uint64_t segments_libipt;
 };
 
 PTD_API int ptd_get_stats(const struct ptd_session *s, struct ptd_stats *st);

@@ -4,15 +4,22 @@
  * into a capture directory (docs/FORMATS.md).
  *
  *   ptcapture record [-o NAME.ptd] [-a] [--duration S] [-- CMD ARGS]
+ *   ptcapture record --snapshot [--trigger bp:BIN:SYM] [--control fifo:PATH] ...
  *
  * Pieces: sbevents (per-CPU dummy events and their rings), synth (state at
  * start), bpfinfo (JIT images by prog id while a program is alive), fence
  * (JIT images copied by a BPF program when a program is freed), textmatch
- * (ties copies to KSYMBOL lifetimes, writes text/), perfwrite (perf.data).
+ * (ties copies to KSYMBOL lifetimes, writes text/), perfwrite (perf.data),
+ * auxpmu (intel_pt / cs_etm AUX recording), and for the flight recorder
+ * (--snapshot): backward sideband rings, snapshot (records and fence copies
+ * kept between snapshots), trigger (breakpoint + deciding BPF program).
  */
+#include "auxpmu.h"
 #include "bpfinfo.h"
 #include <bpf/bpf.h>
 #include "fence.h"
+#include "snapshot.h"
+#include "trigger.h"
 #include "perfwrite.h"
 #include "sbevents.h"
 #include "synth.h"
@@ -28,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
@@ -39,11 +47,14 @@
 #define PTD_VERSION "0"
 #endif
 
-static volatile sig_atomic_t stop_signal;
+static volatile sig_atomic_t stop_signal, snap_signal;
 
 static void on_signal(int sig)
 {
-	stop_signal = sig;
+	if (sig == SIGUSR2)
+		snap_signal = 1;
+	else
+		stop_signal = sig;
 }
 
 struct rec {
@@ -54,6 +65,8 @@ struct rec {
 	uint64_t records, lost_records, lost_events, lost_samples;
 	uint64_t prog_loads, info_copies, info_gone, info_errors;
 	uint64_t joined;      /* records split at a ring's end (sbevents) */
+	uint64_t kcore_missed;/* non-BPF KSYMBOL and TEXT_POKE ranges not copied */
+	struct copystore *cs; /* flight recorder: fence copies kept */
 	int failed;           /* a write failed: stop */
 	char errmsg[512];
 };
@@ -136,6 +149,9 @@ static int on_record(void *ctx, const struct perf_event_header *h, int cpu)
 		if (body >= 16)
 			r->lost_samples += rd64(b + 8);
 		break;
+	case PERF_RECORD_TEXT_POKE:
+		r->kcore_missed++;   /* no /proc/kcore to copy the new text from */
+		break;
 	case PERF_RECORD_KSYMBOL:
 		if (body > 24) {
 			char name[256];
@@ -146,6 +162,9 @@ static int on_record(void *ctx, const struct perf_event_header *h, int cpu)
 			name[nl] = 0;
 			memcpy(&type, b + 20, 2);
 			memcpy(&flags, b + 22, 2);
+			if (type != PERF_RECORD_KSYMBOL_TYPE_BPF &&
+			    !(flags & PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER))
+				r->kcore_missed++;  /* out-of-line kernel text */
 			if (textmatch_ksymbol(r->tm, time, rd64(b + 8), rd32(b + 16), type,
 					      flags & PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER, name))
 				fail(r, "out of memory");
@@ -174,6 +193,12 @@ static void on_fence_image(void *ctx, const struct fence_image *im)
 	struct rec *r = ctx;
 	uint64_t group;
 
+	if (r->cs) {
+		/* flight recorder: kept for the next snapshots */
+		if (copystore_add(r->cs, im))
+			fail(r, "out of memory");
+		return;
+	}
 	memcpy(&group, im->prog_tag, 8);
 	group ^= im->time;
 	/* The main image's symbol carries the program's tag; func[0]->tag is
@@ -190,14 +215,6 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static int has_pmu(const char *name)
-{
-	char path[256];
-
-	snprintf(path, sizeof(path), "/sys/bus/event_source/devices/%s", name);
-	return access(path, F_OK) == 0;
 }
 
 static void cpu_desc(char *buf, size_t len)
@@ -268,14 +285,25 @@ static void usage(FILE *f)
 		"  -m PAGES       sideband ring pages per CPU (power of two, default 256;\n"
 		"                 the context-switch ring gets 4 times as many)\n"
 		"  -f             write into DIR even if it exists\n"
+		"  --pmu-config TERMS  intel_pt/cs_etm terms, e.g. cyc,mtc_period=3,noretcomp\n"
+		"  --aux-pages N  AUX area pages per CPU (power of two, default 1024)\n"
+		"flight recorder:\n"
+		"  --snapshot     keep the newest sideband (and AUX) in overwritten rings; write\n"
+		"                 DIR/snap-N/ (a complete capture) on SIGUSR2, on a control\n"
+		"                 command or on a trigger\n"
+		"  --trigger bp:BINARY:SYMBOL  breakpoint on SYMBOL; a BPF program decides\n"
+		"  --trigger-every N   snapshot on every Nth hit (default 1)\n"
+		"  --max-snapshots N   stop triggering after N snapshots (default 0: no limit)\n"
+		"  --control fifo:PATH commands \"snapshot\" and \"stop\", one per line\n"
 		"The sideband is always system-wide; BPF text is kernel-global.\n");
 }
 
 struct opts {
-	const char *out;
-	int all, force;
+	const char *out, *pmu_config, *trigger, *control;
+	int all, force, snapshot;
 	double duration;
-	unsigned linger_ms, pages;
+	unsigned linger_ms, pages, aux_pages;
+	uint64_t every, max_snaps;
 	char **cmd;
 };
 
@@ -285,6 +313,13 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "output", required_argument, 0, 'o' },
 		{ "duration", required_argument, 0, 'd' },
 		{ "linger", required_argument, 0, 'l' },
+		{ "pmu-config", required_argument, 0, 'P' },
+		{ "aux-pages", required_argument, 0, 'A' },
+		{ "snapshot", no_argument, 0, 'S' },
+		{ "trigger", required_argument, 0, 'T' },
+		{ "trigger-every", required_argument, 0, 'E' },
+		{ "max-snapshots", required_argument, 0, 'M' },
+		{ "control", required_argument, 0, 'C' },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
@@ -293,6 +328,8 @@ static int parse(int argc, char **argv, struct opts *o)
 	o->out = "ptcapture.ptd";
 	o->linger_ms = 300;
 	o->pages = 256;
+	o->aux_pages = 1024;
+	o->every = 1;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+o:afm:h", lo, NULL)) != -1) {
 		switch (c) {
@@ -302,23 +339,58 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 'd': o->duration = atof(optarg); break;
 		case 'l': o->linger_ms = (unsigned)atoi(optarg); break;
 		case 'm': o->pages = (unsigned)atoi(optarg); break;
+		case 'P': o->pmu_config = optarg; break;
+		case 'A': o->aux_pages = (unsigned)atoi(optarg); break;
+		case 'S': o->snapshot = 1; break;
+		case 'T': o->trigger = optarg; break;
+		case 'E': o->every = strtoull(optarg, NULL, 0); break;
+		case 'M': o->max_snaps = strtoull(optarg, NULL, 0); break;
+		case 'C': o->control = optarg; break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); return -1;
 		}
 	}
-	if (o->pages == 0 || (o->pages & (o->pages - 1))) {
-		fprintf(stderr, "ptcapture: -m must be a power of two\n");
+	if (o->pages == 0 || (o->pages & (o->pages - 1)) ||
+	    o->aux_pages == 0 || (o->aux_pages & (o->aux_pages - 1))) {
+		fprintf(stderr, "ptcapture: -m and --aux-pages must be powers of two\n");
+		return -1;
+	}
+	if ((o->trigger || o->control) && !o->snapshot) {
+		fprintf(stderr, "ptcapture: --trigger and --control need --snapshot\n");
+		return -1;
+	}
+	if (o->control && strncmp(o->control, "fifo:", 5)) {
+		fprintf(stderr, "ptcapture: --control takes fifo:PATH\n");
+		return -1;
+	}
+	if (!o->every) {
+		fprintf(stderr, "ptcapture: --trigger-every must be at least 1\n");
 		return -1;
 	}
 	o->cmd = optind < argc ? argv + optind : NULL;
 	return 0;
 }
 
-static int write_info(const char *dir, const struct rec *r, const struct opts *o,
-		      const char *hook, const struct fence_counters *fc,
-		      const struct textmatch_counts *tc, const char *pmu,
-		      uint64_t t_start, uint64_t t_end, int ncpus)
+/* Everything the record loop and the snapshots share. */
+struct app {
+	struct opts o;
+	struct sbevents *sb;
+	struct auxpmu *ap;
+	struct fence *fence;
+	struct trigger *trig;
+	struct recbuf *rb;
+	char pmu[32], hook[64];
+	uint64_t t_start;
+	unsigned nsnap;
+	uint64_t snap_requests, snap_failed;
+};
+
+static int write_info(const char *dir, const struct app *A, const struct rec *r,
+		      const struct fence_counters *fc, const struct textmatch_counts *tc,
+		      uint64_t t_start, uint64_t t_end, const char *extra)
 {
+	const struct opts *o = &A->o;
+	struct auxring_stats as;
 	char path[4096], cpu[256];
 	struct utsname u;
 	FILE *f;
@@ -330,13 +402,16 @@ static int write_info(const char *dir, const struct rec *r, const struct opts *o
 		return -1;
 	uname(&u);
 	cpu_desc(cpu, sizeof(cpu));
+	auxpmu_stats(A->ap, &as);
 	fprintf(f, "tool=ptcapture\nversion=%s\nkernel=%s %s\nmachine=%s\ncpu=%s\nnr_cpus=%d\n",
-		PTD_VERSION, u.release, u.version, u.machine, cpu, ncpus);
-	fprintf(f, "pmu=%s\n", pmu);
+		PTD_VERSION, u.release, u.version, u.machine, cpu, sbevents_ncpus(A->sb));
+	fprintf(f, "pmu=%s\n", A->pmu);
+	fprintf(f, "pmu_event=%s\n", A->ap ? auxpmu_desc(A->ap) : "-");
 	fprintf(f, "clock=CLOCK_MONOTONIC\nclockid=%d\n", SB_CLOCKID);
 	fprintf(f, "time_start=%" PRIu64 "\ntime_end=%" PRIu64 "\n", t_start, t_end);
+	fprintf(f, "mode=%s\n", o->snapshot ? "snapshot" : "full");
 	fprintf(f, "sideband_ring_pages=%u\nswitch_ring_pages=%u\n", o->pages, o->pages * 4);
-	fprintf(f, "fence_hook=%s\n", hook);
+	fprintf(f, "fence_hook=%s\n", A->hook);
 	fprintf(f, "sideband_records=%" PRIu64 "\nsideband_records_split=%" PRIu64 "\n",
 		r->records, r->joined);
 	fprintf(f, "ksymbol_records=%" PRIu64 "\nbpf_event_records=%" PRIu64 "\n"
@@ -347,7 +422,13 @@ static int write_info(const char *dir, const struct rec *r, const struct opts *o
 		r->by_type[PERF_RECORD_SWITCH_CPU_WIDE]);
 	fprintf(f, "lost_records=%" PRIu64 "\nlost_events=%" PRIu64 "\nlost_samples=%" PRIu64 "\n",
 		r->lost_records, r->lost_events, r->lost_samples);
-	fprintf(f, "aux_truncated=0\n");
+	fprintf(f, "aux_bytes=%" PRIu64 "\naux_records=%" PRIu64 "\naux_truncated=%" PRIu64
+		"\naux_overwrite=%" PRIu64 "\naux_partial=%" PRIu64 "\naux_collision=%" PRIu64
+		"\naux_overrun_bytes=%" PRIu64 "\naux_lost_records=%" PRIu64 "\naux_lost_events=%"
+		PRIu64 "\n", as.aux_bytes, as.aux_records, as.aux_truncated, as.aux_overwrite,
+		as.aux_partial, as.aux_collision, as.aux_overrun, as.lost_records, as.lost_events);
+	fprintf(f, "kcore=%s\nkcore_ranges_not_copied=%" PRIu64 "\n",
+		access("/proc/kcore", R_OK) ? "absent" : "not-used", r->kcore_missed);
 	fprintf(f, "prog_loads=%" PRIu64 "\nprog_info_copies=%" PRIu64 "\n"
 		"prog_info_gone=%" PRIu64 "\nprog_info_errors=%" PRIu64 "\n",
 		r->prog_loads, r->info_copies, r->info_gone, r->info_errors);
@@ -365,140 +446,413 @@ static int write_info(const char *dir, const struct rec *r, const struct opts *o
 		tc->instances, tc->with_prog_info, tc->with_fence, tc->with_both,
 		tc->both_identical, tc->both_differ, tc->missed, tc->fence_unmatched,
 		tc->info_unmatched, tc->other_ksyms, tc->rows);
+	if (extra)
+		fputs(extra, f);
 	return fclose(f);
+}
+
+/* A capture directory being written: DIR/perf.data with the attrs of the
+ * sideband (and AUX) events, DIR/bpf, DIR/kallsyms. */
+static int out_open(struct app *A, struct rec *r, const char *dir, int force,
+		    struct synth_kallsyms **ks)
+{
+	char path[4096], err[1024] = "";
+
+	if (mkdir(dir, 0700) && !(errno == EEXIST && force)) {
+		fprintf(stderr, "ptcapture: cannot create %s: %s%s\n", dir, strerror(errno),
+			errno == EEXIST ? " (remove it, or use -f)" : "");
+		return -1;
+	}
+	snprintf(r->bpfdir, sizeof(r->bpfdir), "%s/bpf", dir);
+	if (mkdir(r->bpfdir, 0700) && errno != EEXIST) {
+		fprintf(stderr, "ptcapture: %s: %s\n", r->bpfdir, strerror(errno));
+		return -1;
+	}
+	snprintf(path, sizeof(path), "%s/kallsyms", dir);
+	if (synth_kallsyms_copy(path, ks, err, sizeof(err))) {
+		fprintf(stderr, "ptcapture: %s\n", err);
+		return -1;
+	}
+	snprintf(path, sizeof(path), "%s/perf.data", dir);
+	if (perfwrite_open(&r->pw, path, err, sizeof(err))) {
+		fprintf(stderr, "ptcapture: %s\n", err);
+		return -1;
+	}
+	for (int k = 0; k < SB_NKIND + 1; k++) {
+		const struct perf_event_attr *pa;
+		uint8_t attr[128];
+		const uint64_t *ids;
+		size_t nids;
+		uint32_t sz = sizeof(attr);
+
+		if (k == SB_NKIND && !A->ap)
+			break;
+		pa = k < SB_NKIND ? sbevents_attr(A->sb, k) : auxpmu_attr(A->ap);
+		nids = k < SB_NKIND ? sbevents_ids(A->sb, k, &ids) : auxpmu_ids(A->ap, &ids);
+		/* perf 6.1 reads attrs of at most 128 bytes; ours fit. */
+		memset(attr, 0, sizeof(attr));
+		memcpy(attr, pa, sizeof(*pa) < sizeof(attr) ? sizeof(*pa) : sizeof(attr));
+		memcpy(attr + 4, &sz, 4);
+		if (perfwrite_add_attr(r->pw, attr, ids, nids,
+				       k == SB_MAIN ? "dummy:u" : k == SB_SWITCH ? "dummy:u-switch" : A->pmu)) {
+			fprintf(stderr, "ptcapture: perf.data attrs rejected\n");
+			return -1;
+		}
+	}
+	if (A->ap && auxpmu_write_info(A->ap, r->pw) == -ENOTSUP)
+		fprintf(stderr, "ptcapture: warning: no AUXTRACE_INFO for %s yet: perf cannot "
+			"decode this AUX data\n", A->pmu);
+	if (perfwrite_flush(r->pw)) /* readable from now on, even if killed */
+		fprintf(stderr, "ptcapture: warning: perf.data header not written\n");
+	return 0;
+}
+
+/* The state at start: KSYMBOL/BPF_EVENT of loaded programs (+ processes). */
+static int out_synth(struct app *A, struct rec *r, const struct synth_kallsyms *ks)
+{
+	const uint64_t *ids;
+
+	sbevents_ids(A->sb, SB_MAIN, &ids);
+	if (synth_bpf_progs(ks, ids[0], on_synth, r) < 0 ||
+	    (A->o.all && synth_procs(ids[0], on_synth, r) < 0) || r->failed) {
+		fprintf(stderr, "ptcapture: synthesizing the initial state failed%s%s\n",
+			r->failed ? ": " : "", r->errmsg);
+		return -1;
+	}
+	return perfwrite_finished_round(r->pw);
+}
+
+/* Text store, features, header, info. */
+static int out_close(struct app *A, struct rec *r, const char *dir,
+		     const struct fence_counters *fc, struct textmatch_counts *tc,
+		     uint64_t t_start, uint64_t t_end, const char *extra)
+{
+	char path[4096], err[1024] = "";
+	struct utsname u;
+	const char *argv0[] = { "ptcapture", "record" };
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/text", dir);
+	if (textmatch_write(r->tm, path, tc, err, sizeof(err))) {
+		fprintf(stderr, "ptcapture: %s\n", err);
+		return -1;
+	}
+	uname(&u);
+	perfwrite_feat_string(r->pw, PW_FEAT_OSRELEASE, u.release);
+	perfwrite_feat_string(r->pw, PW_FEAT_ARCH, u.machine);
+	perfwrite_feat_string(r->pw, PW_FEAT_HOSTNAME, u.nodename);
+	perfwrite_feat_nrcpus(r->pw, (uint32_t)sysconf(_SC_NPROCESSORS_CONF),
+			      (uint32_t)sysconf(_SC_NPROCESSORS_ONLN));
+	perfwrite_feat_cmdline(r->pw, 2, argv0);
+	perfwrite_feat_u64(r->pw, PW_FEAT_CLOCKID, 1); /* clock resolution, ns */
+	rc = perfwrite_close(r->pw, err, sizeof(err));
+	r->pw = NULL;
+	if (rc) {
+		fprintf(stderr, "ptcapture: perf.data: %s\n", err);
+		return -1;
+	}
+	if (write_info(dir, A, r, fc, tc, t_start, t_end, extra)) {
+		fprintf(stderr, "ptcapture: writing %s/info failed\n", dir);
+		return -1;
+	}
+	return 0;
+}
+
+static int collect(void *ctx, const struct perf_event_header *rec, int cpu)
+{
+	return recbuf_add(ctx, rec, sbevents_time(rec), cpu);
+}
+
+/* Flight recorder: writes DIR/snap-N from the backward rings, the AUX
+ * areas and the fence copies kept. */
+static int take_snapshot(struct app *A, struct rec *live, const char *why,
+			 const struct trigger_event *te)
+{
+	struct rec r = { 0 };
+	struct synth_kallsyms *ks = NULL;
+	struct fence_counters fc = { 0 };
+	struct textmatch_counts tc = { 0 };
+	char dir[4200], extra[1024];
+	uint64_t t0 = now_ns(), hits = 0, fires = 0, drops = 0, first = 0, last = 0;
+	size_t n;
+	int rc = -1;
+
+	snprintf(dir, sizeof(dir), "%s/snap-%u", A->o.out, A->nsnap + 1);
+	recbuf_clear(A->rb);
+	sbevents_pause(A->sb, 1);
+	if (sbevents_read_backward(A->sb, collect, A->rb) < 0)
+		fprintf(stderr, "ptcapture: warning: a corrupt sideband ring was cut short\n");
+	sbevents_pause(A->sb, 0);
+	recbuf_sort(A->rb);
+	if (!(r.tm = textmatch_new()) || out_open(A, &r, dir, 0, &ks) || out_synth(A, &r, ks))
+		goto out;
+	n = recbuf_count(A->rb);
+	for (size_t i = 0; i < n && !r.failed; i++) {
+		int cpu;
+		const struct perf_event_header *h = recbuf_get(A->rb, i, &cpu);
+
+		if (!first)
+			first = sbevents_time(h);
+		last = sbevents_time(h);
+		on_record(&r, h, cpu);
+	}
+	if (A->ap && auxpmu_snapshot(A->ap, r.pw))
+		fail(&r, "writing the AUX snapshot failed");
+	for (size_t i = 0; i < copystore_count(live->cs) && !r.failed; i++)
+		on_fence_image(&r, copystore_get(live->cs, i));
+	if (r.failed) {
+		fprintf(stderr, "ptcapture: snapshot: %s\n", r.errmsg);
+		goto out;
+	}
+	fence_get_counters(A->fence, &fc);
+	if (A->trig)
+		trigger_counts(A->trig, &hits, &fires, &drops);
+	snprintf(extra, sizeof(extra),
+		 "snapshot=%u\nsnapshot_reason=%s\nsnapshot_time=%" PRIu64 "\n"
+		 "snapshot_window_first=%" PRIu64 "\nsnapshot_window_last=%" PRIu64 "\n"
+		 "trigger_time=%" PRIu64 "\ntrigger_pid=%u\ntrigger_tid=%u\ntrigger_ip=%#" PRIx64 "\n"
+		 "trigger_hits=%" PRIu64 "\ntrigger_fires=%" PRIu64 "\ntrigger_drops=%" PRIu64 "\n"
+		 "fence_copies_kept=%zu\nfence_copies_dropped=%" PRIu64 "\n",
+		 A->nsnap + 1, why, t0, first, last, te ? (uint64_t)te->time : 0, te ? te->pid : 0,
+		 te ? te->tid : 0, te ? (uint64_t)te->ip : 0, hits, fires, drops,
+		 copystore_count(live->cs), copystore_dropped(live->cs));
+	if (out_close(A, &r, dir, &fc, &tc, first, last, extra))
+		goto out;
+	A->nsnap++;
+	fprintf(stderr, "ptcapture: snapshot %s (%s): %zu sideband records, %" PRIu64
+		" BPF images, %.1f ms\n", dir, why, n, tc.instances, (now_ns() - t0) / 1e6);
+	rc = 0;
+out:
+	if (rc)
+		A->snap_failed++;
+	if (r.pw) {
+		char err[256];
+
+		perfwrite_close(r.pw, err, sizeof(err));
+	}
+	textmatch_free(r.tm);
+	synth_kallsyms_free(ks);
+	return rc;
+}
+
+struct pending_trig {
+	int n;
+	struct trigger_event last;
+};
+
+static void on_trigger(void *ctx, const struct trigger_event *e)
+{
+	struct pending_trig *p = ctx;
+
+	p->n++;
+	p->last = *e;
+}
+
+/* Reads control commands; returns 1 for "snapshot", 2 for "stop". */
+static int read_control(int fd, char *buf, size_t *len, size_t cap)
+{
+	ssize_t n = read(fd, buf + *len, cap - *len - 1);
+	int what = 0;
+	char *nl;
+
+	if (n <= 0)
+		return 0;
+	*len += (size_t)n;
+	buf[*len] = 0;
+	while ((nl = strchr(buf, '\n'))) {
+		*nl = 0;
+		if (!strcmp(buf, "snapshot"))
+			what |= 1;
+		else if (!strcmp(buf, "stop"))
+			what |= 2;
+		else if (*buf)
+			fprintf(stderr, "ptcapture: control: unknown command '%s' (snapshot, stop)\n", buf);
+		*len -= (size_t)(nl + 1 - buf);
+		memmove(buf, nl + 1, *len + 1);
+	}
+	if (*len >= cap - 1)
+		*len = 0;
+	return what;
+}
+
+/* Starts CMD.  With a trigger, the child stops at its exec so that the
+ * breakpoint goes in before it runs a single instruction. */
+static pid_t start_child(struct app *A, struct pending_trig *pt, char *err, size_t errlen)
+{
+	pid_t child = fork();
+	int st;
+
+	if (child < 0) {
+		snprintf(err, errlen, "fork: %s", strerror(errno));
+		return -1;
+	}
+	if (child == 0) {
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGUSR2, SIG_DFL);
+		if (A->o.trigger)
+			ptrace(PTRACE_TRACEME, 0, NULL, NULL);
+		execvp(A->o.cmd[0], A->o.cmd);
+		fprintf(stderr, "ptcapture: %s: %s\n", A->o.cmd[0], strerror(errno));
+		_exit(127);
+	}
+	if (A->o.trigger) {
+		struct trigger_spec ts = { .every = A->o.every };
+		uint64_t addr;
+
+		if (waitpid(child, &st, 0) != child || !WIFSTOPPED(st)) {
+			snprintf(err, errlen, "%s did not start", A->o.cmd[0]);
+			return -1;
+		}
+		if (trigger_parse(A->o.trigger, &ts, err, errlen) ||
+		    trigger_resolve(&ts, child, &addr, err, errlen) ||
+		    trigger_open(&ts, child, addr, on_trigger, pt, &A->trig, err, errlen)) {
+			kill(child, SIGKILL);
+			ptrace(PTRACE_DETACH, child, NULL, NULL);
+			waitpid(child, NULL, 0);
+			return -1;
+		}
+		fprintf(stderr, "ptcapture: trigger: breakpoint at %#" PRIx64 " (%s) in process %d, "
+			"snapshot every %" PRIu64 " hit(s)\n", addr, ts.symbol, (int)child, ts.every);
+		ptrace(PTRACE_DETACH, child, NULL, NULL);
+	}
+	return child;
 }
 
 static int record(int argc, char **argv)
 {
-	struct opts o = { 0 };
+	struct app A = { 0 };
+	struct opts *o = &A.o;
 	struct rec r = { 0 };
-	struct sbevents *sb = NULL;
 	struct synth_kallsyms *ks = NULL;
-	struct fence *fence = NULL;
 	struct fence_counters fc = { 0 };
 	struct textmatch_counts tc = { 0 };
 	struct sigaction sa = { 0 };
-	char err[1024] = "", path[4096], hook[64] = "none";
-	const char *pmu = "none";
-	uint64_t free_deferred = 0, t_start, t_end, deadline = 0;
-	int epfd = -1, rc = 1, child_status = 0;
+	struct pending_trig pt = { 0 };
+	char err[1024] = "", path[4096], ctl[512];
+	const char *pmu = auxpmu_present();
+	uint64_t free_deferred = 0, t_end, deadline = 0;
+	int epfd = -1, rc = 1, child_status = 0, ctlfd = -1;
+	size_t ctllen = 0;
 	pid_t child = -1;
 
-	if (parse(argc, argv, &o))
+	if (parse(argc, argv, o))
 		return 2;
 	if (check_privileges())
 		return 1;
-	if (has_pmu("intel_pt") || has_pmu("cs_etm")) {
-		pmu = has_pmu("intel_pt") ? "intel_pt" : "cs_etm";
-		fprintf(stderr, "ptcapture: %s PMU present, but AUX recording is not implemented "
-			"yet: recording sideband and dynamic text only\n", pmu);
-	} else {
+	snprintf(A.pmu, sizeof(A.pmu), "%s", pmu ? pmu : "none");
+	snprintf(A.hook, sizeof(A.hook), "none");
+	if (!pmu)
 		fprintf(stderr, "ptcapture: no intel_pt or cs_etm PMU: recording sideband and "
 			"dynamic text only\n");
-	}
-	if (mkdir(o.out, 0700) && !(errno == EEXIST && o.force)) {
-		fprintf(stderr, "ptcapture: cannot create %s: %s%s\n", o.out, strerror(errno),
-			errno == EEXIST ? " (remove it, or use -f)" : "");
-		return 1;
-	}
-	umask(077);
-	snprintf(r.bpfdir, sizeof(r.bpfdir), "%s/bpf", o.out);
-	if (mkdir(r.bpfdir, 0700) && errno != EEXIST) {
-		fprintf(stderr, "ptcapture: %s: %s\n", r.bpfdir, strerror(errno));
-		return 1;
-	}
 	free_deferred = synth_kallsyms_lookup("bpf_prog_free_deferred");
 	if (!free_deferred)
 		fprintf(stderr, "ptcapture: warning: bpf_prog_free_deferred not in /proc/kallsyms "
 			"(kernel.kptr_restrict?)\n");
+	if (access("/proc/kcore", R_OK))
+		fprintf(stderr, "ptcapture: no /proc/kcore: out-of-line kernel text and TEXT_POKE "
+			"ranges are recorded as ranges only (counted in info)\n");
+	umask(077);
+	if (o->snapshot) {
+		if (mkdir(o->out, 0700) && !(errno == EEXIST && o->force)) {
+			fprintf(stderr, "ptcapture: cannot create %s: %s\n", o->out, strerror(errno));
+			return 1;
+		}
+		if (!(r.cs = copystore_new(64u << 20)) || !(A.rb = recbuf_new()))
+			goto out;
+	}
 
 	/* The fence first (its loader's probe programs come and go before
 	 * anything can copy them), then the sideband, then the state at start:
 	 * a program loaded meanwhile is in both, which textmatch merges. */
 	if (!(r.tm = textmatch_new()))
 		goto out;
-	if (fence_open(free_deferred, on_fence_image, &r, &fence, err, sizeof(err))) {
+	if (fence_open(free_deferred, on_fence_image, &r, &A.fence, err, sizeof(err))) {
 		fprintf(stderr, "ptcapture: cannot load the BPF text fence (%s)%s\n", err,
 			strstr(err, "Operation not permitted") ?
 			": needs CAP_BPF and CAP_PERFMON (or root)" : "");
 		goto out;
 	}
-	snprintf(hook, sizeof(hook), "%s", fence_hook(fence));
-	fprintf(stderr, "ptcapture: text fence on %s\n", hook);
+	snprintf(A.hook, sizeof(A.hook), "%s", fence_hook(A.fence));
+	fprintf(stderr, "ptcapture: text fence on %s\n", A.hook);
 	/* Context switches are the bulk of the sideband on a busy machine. */
-	if (sbevents_open(o.pages, o.pages * 4, &sb, err, sizeof(err))) {
+	if (sbevents_open(o->pages, o->pages * 4, o->snapshot, &A.sb, err, sizeof(err))) {
 		fprintf(stderr, "ptcapture: %s\n", err);
 		goto out;
 	}
-	snprintf(path, sizeof(path), "%s/kallsyms", o.out);
-	if (synth_kallsyms_copy(path, &ks, err, sizeof(err))) {
-		fprintf(stderr, "ptcapture: %s\n", err);
-		goto out;
-	}
+	if (pmu) {
+		struct auxpmu_opts ao = { .pmu = pmu, .terms = o->pmu_config, .data_pages = 16,
+					  .aux_pages = o->aux_pages, .snapshot = o->snapshot,
+					  .like = sbevents_attr(A.sb, SB_MAIN) };
 
-	snprintf(path, sizeof(path), "%s/perf.data", o.out);
-	if (perfwrite_open(&r.pw, path, err, sizeof(err))) {
-		fprintf(stderr, "ptcapture: %s\n", err);
-		goto out;
-	}
-	for (int k = 0; k < SB_NKIND; k++) {
-		uint8_t attr[128];
-		const uint64_t *ids;
-		size_t nids = sbevents_ids(sb, k, &ids);
-		uint32_t sz = sizeof(attr);
-
-		/* perf 6.1 reads attrs of at most 128 bytes; ours fit. */
-		memset(attr, 0, sizeof(attr));
-		memcpy(attr, sbevents_attr(sb, k),
-		       sizeof(struct perf_event_attr) < sizeof(attr) ? sizeof(struct perf_event_attr) : sizeof(attr));
-		memcpy(attr + 4, &sz, 4);
-		if (perfwrite_add_attr(r.pw, attr, ids, nids, k == SB_MAIN ? "dummy:u" : "dummy:u-switch")) {
-			fprintf(stderr, "ptcapture: perf.data attrs rejected\n");
+		if (auxpmu_open(&ao, &A.ap, err, sizeof(err))) {
+			fprintf(stderr, "ptcapture: %s\n", err);
 			goto out;
 		}
+		fprintf(stderr, "ptcapture: recording %s\n", auxpmu_desc(A.ap));
 	}
-	{
-		const uint64_t *ids;
-
-		sbevents_ids(sb, SB_MAIN, &ids);
-		t_start = now_ns();
-		if (synth_bpf_progs(ks, ids[0], on_synth, &r) < 0 ||
-		    (o.all && synth_procs(ids[0], on_synth, &r) < 0) || r.failed) {
-			fprintf(stderr, "ptcapture: synthesizing the initial state failed%s%s\n",
-				r.failed ? ": " : "", r.errmsg);
+	A.t_start = now_ns();
+	if (!o->snapshot) {
+		if (out_open(&A, &r, o->out, o->force, &ks) || out_synth(&A, &r, ks))
+			goto out;
+		snprintf(path, sizeof(path), "%s/text", o->out);
+		if (textmatch_spool(r.tm, path)) {
+			fprintf(stderr, "ptcapture: cannot create %s\n", path);
 			goto out;
 		}
-		perfwrite_finished_round(r.pw);
 	}
 
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	if (o.cmd) {
-		child = fork();
+	sigaction(SIGUSR2, &sa, NULL);
+	if (o->cmd) {
+		child = start_child(&A, &pt, err, sizeof(err));
 		if (child < 0) {
-			perror("ptcapture: fork");
+			fprintf(stderr, "ptcapture: %s\n", err);
 			goto out;
 		}
-		if (child == 0) {
-			signal(SIGINT, SIG_DFL);
-			signal(SIGTERM, SIG_DFL);
-			execvp(o.cmd[0], o.cmd);
-			fprintf(stderr, "ptcapture: %s: %s\n", o.cmd[0], strerror(errno));
-			_exit(127);
+	} else if (o->trigger) {
+		struct trigger_spec ts = { .every = o->every };
+		uint64_t addr;
+
+		if (trigger_parse(o->trigger, &ts, err, sizeof(err)) ||
+		    trigger_resolve(&ts, 0, &addr, err, sizeof(err)) ||
+		    trigger_open(&ts, 0, addr, on_trigger, &pt, &A.trig, err, sizeof(err))) {
+			fprintf(stderr, "ptcapture: %s\n", err);
+			goto out;
 		}
+		fprintf(stderr, "ptcapture: trigger: breakpoint at %#" PRIx64 " in every process "
+			"(right for non-PIE binaries only)\n", addr);
 	}
-	if (o.duration > 0)
-		deadline = now_ns() + (uint64_t)(o.duration * 1e9);
+	if (o->duration > 0)
+		deadline = now_ns() + (uint64_t)(o->duration * 1e9);
 
 	epfd = epoll_create1(EPOLL_CLOEXEC);
 	{
 		struct epoll_event ev = { .events = EPOLLIN };
 
-		if (epfd < 0 || sbevents_add_to_epoll(sb, epfd) ||
-		    epoll_ctl(epfd, EPOLL_CTL_ADD, fence_epoll_fd(fence), &ev)) {
+		if (epfd < 0 || (!o->snapshot && sbevents_add_to_epoll(A.sb, epfd)) ||
+		    (A.ap && auxpmu_add_to_epoll(A.ap, epfd)) ||
+		    epoll_ctl(epfd, EPOLL_CTL_ADD, fence_epoll_fd(A.fence), &ev) ||
+		    (A.trig && epoll_ctl(epfd, EPOLL_CTL_ADD, trigger_epoll_fd(A.trig), &ev))) {
 			perror("ptcapture: epoll");
+			goto out;
+		}
+	}
+	if (o->control) {
+		struct epoll_event ev = { .events = EPOLLIN };
+		const char *fp = o->control + 5;
+
+		if (mkfifo(fp, 0600) && errno != EEXIST) {
+			fprintf(stderr, "ptcapture: %s: %s\n", fp, strerror(errno));
+			goto out;
+		}
+		/* O_RDWR: our own writer end keeps EOF from spinning */
+		ctlfd = open(fp, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+		if (ctlfd < 0 || epoll_ctl(epfd, EPOLL_CTL_ADD, ctlfd, &ev)) {
+			fprintf(stderr, "ptcapture: control %s: %s\n", fp, strerror(errno));
 			goto out;
 		}
 	}
@@ -507,13 +861,51 @@ static int record(int argc, char **argv)
 	for (uint64_t linger_end = 0;;) {
 		struct epoll_event evs[16];
 		uint64_t now;
+		int want_snap = 0;
 
 		epoll_wait(epfd, evs, 16, 50);
-		if (fence_drain(fence) < 0)
+		if (fence_drain(A.fence) < 0)
 			fail(&r, "reading the fence ring failed");
-		if (sbevents_drain(sb, on_record, &r) < 0 && !r.failed)
-			fprintf(stderr, "ptcapture: warning: a corrupt sideband ring was skipped\n");
-		perfwrite_finished_round(r.pw);
+		if (!o->snapshot) {
+			if (sbevents_drain(A.sb, on_record, &r) < 0 && !r.failed)
+				fprintf(stderr, "ptcapture: warning: a corrupt sideband ring was skipped\n");
+			if (A.ap && auxpmu_drain(A.ap, r.pw, on_record, &r, 0))
+				fail(&r, "writing AUX data failed");
+			perfwrite_finished_round(r.pw);
+			/* bounded memory and a readable file if killed */
+			if (perfwrite_flush(r.pw))
+				fail(&r, "writing perf.data failed");
+			textmatch_flush(r.tm);
+		} else {
+			if (A.ap)
+				auxpmu_drain(A.ap, NULL, NULL, NULL, 0); /* counts AUX flags */
+			if (A.trig && trigger_poll(A.trig) < 0)
+				fail(&r, "reading the trigger ring failed");
+			if (pt.n) {
+				A.snap_requests += (uint64_t)pt.n;
+				pt.n = 0;
+				want_snap = 1;
+			}
+			if (snap_signal) {
+				snap_signal = 0;
+				A.snap_requests++;
+				want_snap = 2;
+			}
+			if (ctlfd >= 0) {
+				int what = read_control(ctlfd, ctl, &ctllen, sizeof(ctl));
+
+				if (what & 1) {
+					A.snap_requests++;
+					want_snap = 3;
+				}
+				if (what & 2)
+					stop_signal = SIGTERM;
+			}
+			if (want_snap && (!o->max_snaps || A.nsnap < o->max_snaps))
+				take_snapshot(&A, &r, want_snap == 1 ? "trigger" :
+					      want_snap == 2 ? "SIGUSR2" : "control",
+					      want_snap == 1 ? &pt.last : NULL);
+		}
 		if (r.failed)
 			break;
 		now = now_ns();
@@ -533,55 +925,43 @@ static int record(int argc, char **argv)
 				waitpid(child, &child_status, 0);
 				child = -1;
 			}
-			linger_end = now_ns() + (uint64_t)o.linger_ms * 1000000ull;
+			linger_end = now_ns() + (uint64_t)o->linger_ms * 1000000ull;
 		}
 	}
 	t_end = now_ns();
-	fence_close(fence, &fc);
-	fence = NULL;
-	sbevents_drain(sb, on_record, &r);
+	if (o->snapshot) {
+		uint64_t hits = 0, fires = 0, drops = 0;
+
+		fence_close(A.fence, &fc);
+		A.fence = NULL;
+		if (A.trig)
+			trigger_counts(A.trig, &hits, &fires, &drops);
+		fprintf(stderr, "ptcapture: %s: %u snapshot(s) written (%" PRIu64 " requested, %"
+			PRIu64 " failed); trigger hits %" PRIu64 "\n", o->out, A.nsnap,
+			A.snap_requests, A.snap_failed, hits);
+		rc = A.snap_failed ? 1 : 0;
+		goto done;
+	}
+	fence_close(A.fence, &fc);
+	A.fence = NULL;
+	sbevents_drain(A.sb, on_record, &r);
+	if (A.ap && auxpmu_drain(A.ap, r.pw, on_record, &r, 1))
+		fail(&r, "writing AUX data failed");
 	perfwrite_finished_round(r.pw);
 	if (r.failed) {
 		fprintf(stderr, "ptcapture: %s\n", r.errmsg);
 		goto out;
 	}
-	snprintf(path, sizeof(path), "%s/text", o.out);
-	if (textmatch_write(r.tm, path, &tc, err, sizeof(err))) {
-		fprintf(stderr, "ptcapture: %s\n", err);
+	r.joined = sbevents_joined(A.sb);
+	if (out_close(&A, &r, o->out, &fc, &tc, A.t_start, t_end, NULL))
 		goto out;
-	}
-	{
-		struct utsname u;
-		const char *argv0[] = { "ptcapture", "record" };
-
-		uname(&u);
-		perfwrite_feat_string(r.pw, PW_FEAT_OSRELEASE, u.release);
-		perfwrite_feat_string(r.pw, PW_FEAT_ARCH, u.machine);
-		perfwrite_feat_string(r.pw, PW_FEAT_HOSTNAME, u.nodename);
-		perfwrite_feat_nrcpus(r.pw, (uint32_t)sysconf(_SC_NPROCESSORS_CONF),
-				      (uint32_t)sysconf(_SC_NPROCESSORS_ONLN));
-		perfwrite_feat_cmdline(r.pw, 2, argv0);
-		perfwrite_feat_u64(r.pw, PW_FEAT_CLOCKID, 1); /* clock resolution, ns */
-	}
-	rc = perfwrite_close(r.pw, err, sizeof(err));
-	r.pw = NULL;
-	if (rc) {
-		fprintf(stderr, "ptcapture: perf.data: %s\n", err);
-		rc = 1;
-		goto out;
-	}
-	r.joined = sbevents_joined(sb);
-	if (write_info(o.out, &r, &o, hook, &fc, &tc, pmu, t_start, t_end, sbevents_ncpus(sb))) {
-		fprintf(stderr, "ptcapture: writing %s/info failed\n", o.out);
-		rc = 1;
-		goto out;
-	}
 	fprintf(stderr, "ptcapture: %s: %" PRIu64 " sideband records (%" PRIu64 " lost), "
 		"%" PRIu64 " BPF images: %" PRIu64 " by prog-info, %" PRIu64 " by fence "
 		"(%" PRIu64 " both, %" PRIu64 " differ), %" PRIu64 " missed; fence drops %" PRIu64 "\n",
-		o.out, r.records, r.lost_events, tc.instances, tc.with_prog_info, tc.with_fence,
+		o->out, r.records, r.lost_events, tc.instances, tc.with_prog_info, tc.with_fence,
 		tc.with_both, tc.both_differ, tc.missed, fc.drops);
 	rc = 0;
+done:
 	if (WIFEXITED(child_status) && WEXITSTATUS(child_status))
 		rc = WEXITSTATUS(child_status);
 out:
@@ -591,12 +971,18 @@ out:
 	}
 	if (epfd >= 0)
 		close(epfd);
-	if (fence)
-		fence_close(fence, NULL);
+	if (ctlfd >= 0)
+		close(ctlfd);
+	trigger_close(A.trig);
+	if (A.fence)
+		fence_close(A.fence, NULL);
 	if (r.pw)
 		perfwrite_close(r.pw, err, sizeof(err));
 	textmatch_free(r.tm);
-	sbevents_close(sb);
+	copystore_free(r.cs);
+	recbuf_free(A.rb);
+	auxpmu_close(A.ap);
+	sbevents_close(A.sb);
 	synth_kallsyms_free(ks);
 	return rc;
 }

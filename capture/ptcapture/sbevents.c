@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "sbevents.h"
+#include "auxring.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +20,7 @@ struct sb_ring {
 	uint8_t *data;
 	size_t size;        /* data area bytes (power of two) */
 	size_t map_len;
+	struct auxring ar;  /* backward mode: the reader */
 };
 
 struct sbevents {
@@ -30,9 +32,10 @@ struct sbevents {
 	uint8_t *tmp;            /* joins records split at the ring's end */
 	size_t tmp_size;
 	uint64_t joined;         /* records that were split, for the info file */
+	int backward;
 };
 
-static void make_attr(struct perf_event_attr *a, int kind, size_t ring_bytes)
+static void make_attr(struct perf_event_attr *a, int kind, size_t ring_bytes, int backward)
 {
 	memset(a, 0, sizeof(*a));
 	a->type = PERF_TYPE_SOFTWARE;
@@ -56,6 +59,13 @@ static void make_attr(struct perf_event_attr *a, int kind, size_t ring_bytes)
 	} else {
 		a->context_switch = 1;
 		a->wakeup_watermark = (uint32_t)(ring_bytes / 2);
+	}
+	if (backward) {
+		/* Flight recorder: the kernel overwrites the oldest records;
+		 * nobody reads until a snapshot, so nobody needs waking. */
+		a->write_backward = 1;
+		a->watermark = 1;
+		a->wakeup_watermark = (uint32_t)ring_bytes;
 	}
 }
 
@@ -83,7 +93,7 @@ static void explain(int e, char *err, size_t errlen)
 		snprintf(err, errlen, "perf_event_open of the sideband dummy event: %s", strerror(e));
 }
 
-int sbevents_open(unsigned pages_main, unsigned pages_switch,
+int sbevents_open(unsigned pages_main, unsigned pages_switch, int backward,
 		  struct sbevents **out, char *err, size_t errlen)
 {
 	long psz = sysconf(_SC_PAGESIZE);
@@ -101,12 +111,13 @@ int sbevents_open(unsigned pages_main, unsigned pages_switch,
 	if (!sb || !(sb->rings = calloc((size_t)nconf * SB_NKIND, sizeof(*sb->rings))))
 		goto nomem;
 	sb->ncpus = nconf;
+	sb->backward = backward;
 	for (int k = 0; k < SB_NKIND; k++) {
 		size_t bytes = (size_t)pages[k] * (size_t)psz;
 
 		if (!(sb->ids[k] = calloc((size_t)nconf, sizeof(uint64_t))))
 			goto nomem;
-		make_attr(&sb->attr[k], k, bytes);
+		make_attr(&sb->attr[k], k, bytes, backward);
 		if (bytes > sb->tmp_size)
 			sb->tmp_size = bytes;
 		for (int cpu = 0; cpu < nconf; cpu++) {
@@ -124,8 +135,12 @@ int sbevents_open(unsigned pages_main, unsigned pages_switch,
 			r->cpu = cpu;
 			r->size = bytes;
 			r->map_len = bytes + (size_t)psz;
-			r->pg = mmap(NULL, r->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-			if (r->pg == MAP_FAILED || ioctl(fd, PERF_EVENT_IOC_ID, &r->id)) {
+			/* read-only = overwrite mode (the kernel ignores data_tail) */
+			r->pg = mmap(NULL, r->map_len, backward ? PROT_READ : PROT_READ | PROT_WRITE,
+				     MAP_SHARED, fd, 0);
+			if (r->pg == MAP_FAILED || ioctl(fd, PERF_EVENT_IOC_ID, &r->id) ||
+			    (backward && auxring_init(&r->ar, r->pg, (uint8_t *)r->pg + psz, bytes,
+						      NULL, 0, 0))) {
 				int e = errno;
 
 				if (r->pg == MAP_FAILED)
@@ -166,6 +181,7 @@ void sbevents_close(struct sbevents *sb)
 
 			if (r->pg)
 				munmap(r->pg, r->map_len);
+			auxring_fini(&r->ar);
 			close(r->fd);
 		}
 		free(sb->ids[k]);
@@ -294,4 +310,49 @@ void sbevents_fill_trailer(struct perf_event_header *rec, uint32_t pid,
 	memcpy(p + 24, &cpu, 4);
 	memcpy(p + 28, &zero, 4);
 	memcpy(p + 32, &id, 8);      /* PERF_SAMPLE_IDENTIFIER (last in the trailer) */
+}
+
+int sbevents_pause(struct sbevents *sb, int pause)
+{
+	int rc = 0;
+
+	for (int k = 0; k < SB_NKIND; k++)
+		for (int i = 0; i < sb->nrings[k]; i++)
+			if (ioctl(sb->rings[k * sb->ncpus + i].fd, PERF_EVENT_IOC_PAUSE_OUTPUT, pause))
+				rc = -errno;
+	return rc;
+}
+
+struct bwd_ctx {
+	sbevents_fn fn;
+	void *ctx;
+	int cpu;
+};
+
+static int bwd_rec(void *ctx, const struct perf_event_header *rec)
+{
+	struct bwd_ctx *c = ctx;
+
+	return c->fn(c->ctx, rec, c->cpu);
+}
+
+long sbevents_read_backward(struct sbevents *sb, sbevents_fn fn, void *ctx)
+{
+	long total = 0;
+	int bad = 0;
+
+	if (!sb->backward)
+		return -1;
+	for (int k = 0; k < SB_NKIND; k++)
+		for (int i = 0; i < sb->nrings[k]; i++) {
+			struct sb_ring *r = &sb->rings[k * sb->ncpus + i];
+			struct bwd_ctx c = { fn, ctx, r->cpu };
+			long n = auxring_read_backward(&r->ar, bwd_rec, &c);
+
+			if (n < 0)
+				bad = 1;
+			else
+				total += n;
+		}
+	return bad ? -1 : total;
 }

@@ -34,9 +34,12 @@ typedef int (*sbevents_fn)(void *ctx, const struct perf_event_header *rec, int c
 struct sbevents;
 
 /* Opens the events on every online CPU.  pages: data pages per ring (power
- * of two).  Returns 0 or -errno with a message in err that names what is
+ * of two).  backward != 0: flight recorder rings (write_backward, mapped
+ * read-only, the kernel overwrites the oldest records; read them with
+ * sbevents_read_backward while paused, never with sbevents_drain).
+ * Returns 0 or -errno with a message in err that names what is
  * missing (CAP_PERFMON, perf_event_paranoid). */
-int sbevents_open(unsigned pages_main, unsigned pages_switch,
+int sbevents_open(unsigned pages_main, unsigned pages_switch, int backward,
 		  struct sbevents **out, char *err, size_t errlen);
 void sbevents_close(struct sbevents *sb);
 
@@ -51,6 +54,15 @@ int sbevents_add_to_epoll(struct sbevents *sb, int epfd);
 /* Reads every ring up to its current head.  Returns records read, or
  * negative when fn stopped or a ring was corrupt. */
 long sbevents_drain(struct sbevents *sb, sbevents_fn fn, void *ctx);
+
+/* Pauses (1) or resumes (0) the output of every ring. */
+int sbevents_pause(struct sbevents *sb, int pause);
+
+/* Backward rings: hands over every record still in them, oldest first per
+ * ring (rings one after the other: callers sort by time).  Pause first.
+ * Returns records or -1 (a ring held a corrupt record; the rest of that
+ * ring was skipped). */
+long sbevents_read_backward(struct sbevents *sb, sbevents_fn fn, void *ctx);
 
 /* Records so far that were split at the end of a ring and joined. */
 uint64_t sbevents_joined(const struct sbevents *sb);

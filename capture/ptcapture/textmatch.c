@@ -4,7 +4,11 @@
 #include "textstore.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <linux/perf_event.h>
@@ -30,7 +34,8 @@ struct copy {
 	uint8_t tag[8];
 	int has_tag, complete;
 	unsigned img;
-	uint8_t *bytes;
+	uint8_t *bytes;   /* NULL when spooled: read dir/<hash>.bin */
+	char hash[17];
 	long inst;        /* matched instance, -1 = none */
 };
 
@@ -53,6 +58,8 @@ struct textmatch {
 	size_t ncp, ccp;
 	struct inst *in;
 	size_t nin, cin;
+	char *spool;      /* text store dir when streaming */
+	FILE *journal;    /* its provisional index.tsv */
 };
 
 static int grow(void **p, size_t *cap, size_t n, size_t esz)
@@ -88,7 +95,83 @@ void textmatch_free(struct textmatch *tm)
 	free(tm->pl);
 	free(tm->cp);
 	free(tm->in);
+	if (tm->journal)
+		fclose(tm->journal);
+	free(tm->spool);
 	free(tm);
+}
+
+int textmatch_spool(struct textmatch *tm, const char *dir)
+{
+	char path[4096];
+	int fd;
+
+	if (mkdir(dir, 0700) && errno != EEXIST)
+		return -errno;
+	snprintf(path, sizeof(path), "%s/index.tsv", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0 || !(tm->journal = fdopen(fd, "w")) || !(tm->spool = strdup(dir))) {
+		int e = errno ? errno : ENOMEM;
+
+		if (fd >= 0 && !tm->journal)
+			close(fd);
+		return -e;
+	}
+	fprintf(tm->journal, "# ptdecode-text-index 1\n"
+		"# provisional (capture still running or killed): unmatched copies\n");
+	return 0;
+}
+
+void textmatch_flush(struct textmatch *tm)
+{
+	if (tm->journal)
+		fflush(tm->journal);
+}
+
+/* Blob first (via a temporary name, so a blob is never half there), then
+ * its provisional row. */
+static int spool_copy(struct textmatch *tm, struct copy *c, const uint8_t *bytes)
+{
+	char path[4096], tmp[4200], tag[17] = "-";
+	const uint8_t *p = bytes;
+	size_t left = c->len;
+	struct stat st;
+	int fd;
+
+	textstore_hash(bytes, c->len, c->hash);
+	snprintf(path, sizeof(path), "%s/%s.bin", tm->spool, c->hash);
+	if (stat(path, &st) || (size_t)st.st_size != c->len) {
+		snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+		fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		if (fd < 0)
+			return -errno;
+		while (left) {
+			ssize_t n = write(fd, p, left);
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0) {
+				close(fd);
+				return -EIO;
+			}
+			p += n;
+			left -= (size_t)n;
+		}
+		if (close(fd) || rename(tmp, path))
+			return -EIO;
+	}
+	if (c->has_tag)
+		for (int i = 0; i < 8; i++)
+			snprintf(tag + 2 * i, 3, "%02x", c->tag[i]);
+	fprintf(tm->journal, "uncertain\t%#" PRIx64 "\t%u\t%" PRIu64 "\t", c->addr, c->len,
+		c->src == TM_FENCE ? (uint64_t)0 : c->time);
+	if (c->src == TM_FENCE)
+		fprintf(tm->journal, "%" PRIu64, c->time);
+	else
+		fputc('-', tm->journal);
+	fprintf(tm->journal, "\t-1\t%s\t%s\t%s\t%u\t0x0\t-\tbpf_prog_%s\n",
+		c->src == TM_FENCE ? "fence" : "prog-info", c->hash, tag, c->prog_id, tag);
+	return ferror(tm->journal) ? -EIO : 0;
 }
 
 int textmatch_ksymbol(struct textmatch *tm, uint64_t time, uint64_t addr,
@@ -135,9 +218,11 @@ int textmatch_copy(struct textmatch *tm, enum tm_source src, uint64_t time,
 		return len ? -ENOMEM : -EINVAL;
 	c = &tm->cp[tm->ncp];
 	memset(c, 0, sizeof(*c));
-	if (!(c->bytes = malloc(len)))
-		return -ENOMEM;
-	memcpy(c->bytes, bytes, len);
+	if (!tm->spool) {
+		if (!(c->bytes = malloc(len)))
+			return -ENOMEM;
+		memcpy(c->bytes, bytes, len);
+	}
 	tm->ncp++;
 	c->src = src;
 	c->time = time;
@@ -152,7 +237,32 @@ int textmatch_copy(struct textmatch *tm, enum tm_source src, uint64_t time,
 		memcpy(c->tag, tag, 8);
 		c->has_tag = 1;
 	}
+	if (tm->spool && (!(src == TM_FENCE) || complete))
+		return spool_copy(tm, c, bytes);
 	return 0;
+}
+
+/* The bytes of a copy: in memory, or read back from the spool. */
+static const uint8_t *copy_bytes(const struct textmatch *tm, const struct copy *c, uint8_t **tofree)
+{
+	char path[4096];
+	uint8_t *b;
+	FILE *f;
+
+	*tofree = NULL;
+	if (c->bytes || !tm->spool || !c->hash[0])
+		return c->bytes;
+	snprintf(path, sizeof(path), "%s/%s.bin", tm->spool, c->hash);
+	if (!(f = fopen(path, "rb")))
+		return NULL;
+	b = malloc(c->len);
+	if (b && fread(b, 1, c->len, f) != c->len) {
+		free(b);
+		b = NULL;
+	}
+	fclose(f);
+	*tofree = b;
+	return b;
 }
 
 /* "bpf_prog_<16 hex>[_name]" -> tag. */
@@ -381,10 +491,14 @@ static void hex8(const uint8_t t[8], char out[17])
 		snprintf(out + 2 * i, 3, "%02x", t[i]);
 }
 
-static int add_row(struct textstore_writer *w, const struct inst *in, const struct copy *c,
+static int add_row(const struct textmatch *tm, struct textstore_writer *w,
+		   const struct inst *in, const struct copy *c,
 		   const char *kind, struct textmatch_counts *n)
 {
 	struct textstore_entry e;
+	uint8_t *tofree = NULL;
+	const uint8_t *bytes = c ? copy_bytes(tm, c, &tofree) : NULL;
+	int rc;
 
 	memset(&e, 0, sizeof(e));
 	snprintf(e.kind, sizeof(e.kind), "%s", kind);
@@ -414,7 +528,11 @@ static int add_row(struct textstore_writer *w, const struct inst *in, const stru
 	snprintf(e.source, sizeof(e.source), "%s",
 		 !c ? "-" : c->src == TM_FENCE ? "fence" : "prog-info");
 	n->rows++;
-	return textstore_writer_add(w, &e, c ? c->bytes : NULL);
+	if (c && !bytes)
+		return -EIO;   /* a spooled blob vanished */
+	rc = textstore_writer_add(w, &e, bytes);
+	free(tofree);
+	return rc;
 }
 
 int textmatch_write(struct textmatch *tm, const char *dir,
@@ -425,6 +543,11 @@ int textmatch_write(struct textmatch *tm, const char *dir,
 	int rc;
 
 	memset(n, 0, sizeof(*n));
+	if (tm->journal) {
+		fclose(tm->journal);  /* the final index replaces it */
+		tm->journal = NULL;
+	}
+	tm->nin = 0;
 	if ((rc = build_instances(tm)))
 		goto fail;
 	idx = malloc((tm->nin + 1) * sizeof(*idx));
@@ -487,33 +610,36 @@ int textmatch_write(struct textmatch *tm, const char *dir,
 
 		if (!in->is_prog) {
 			n->other_ksyms++;
-			rc = add_row(w, in, NULL, kind, n);
+			rc = add_row(tm, w, in, NULL, kind, n);
 			continue;
 		}
 		n->instances++;
 		if (in->info >= 0 && in->fence >= 0) {
+			const struct copy *a = &tm->cp[in->info], *b = &tm->cp[in->fence];
+
 			n->with_both++;
-			if (!memcmp(tm->cp[in->info].bytes, tm->cp[in->fence].bytes, in->len))
+			if (a->bytes && b->bytes ? !memcmp(a->bytes, b->bytes, in->len) :
+			    !strcmp(a->hash, b->hash))
 				n->both_identical++;
 			else
 				n->both_differ++;
 		}
 		if (in->info >= 0) {
 			n->with_prog_info++;
-			rc = add_row(w, in, &tm->cp[in->info], kind, n);
+			rc = add_row(tm, w, in, &tm->cp[in->info], kind, n);
 		}
 		if (in->fence >= 0 && !rc) {
 			n->with_fence++;
-			rc = add_row(w, in, &tm->cp[in->fence], kind, n);
+			rc = add_row(tm, w, in, &tm->cp[in->fence], kind, n);
 		}
 		if (in->info < 0 && in->fence < 0) {
 			n->missed++;
-			rc = add_row(w, in, NULL, kind, n);
+			rc = add_row(tm, w, in, NULL, kind, n);
 		}
 	}
 	for (size_t i = 0; i < tm->ncp && !rc; i++)
 		if (tm->cp[i].inst < 0 && (tm->cp[i].src != TM_FENCE || tm->cp[i].complete))
-			rc = add_row(w, NULL, &tm->cp[i], "uncertain", n);
+			rc = add_row(tm, w, NULL, &tm->cp[i], "uncertain", n);
 	if (rc)
 		goto fail;
 	rc = textstore_writer_close(w);

@@ -54,6 +54,15 @@ int textmatch_copy(struct textmatch *tm, enum tm_source src, uint64_t time,
 		   uint32_t prog_id, uint64_t group, unsigned img,
 		   int complete, const uint8_t *bytes);
 
+/* Streaming: from now on every copy's bytes go straight to dir/<hash>.bin
+ * and a provisional row (kind "uncertain", the copy's own time window) to
+ * dir/index.tsv, so memory stays bounded and a killed capture leaves a
+ * readable text store; textmatch_write(dir) later rewrites the index with
+ * the matched rows.  Returns 0 or -errno. */
+int textmatch_spool(struct textmatch *tm, const char *dir);
+/* Pushes provisional rows to the file. */
+void textmatch_flush(struct textmatch *tm);
+
 /* Matches and writes every row into the text store at dir. */
 int textmatch_write(struct textmatch *tm, const char *dir,
 		    struct textmatch_counts *counts, char *err, size_t errlen);

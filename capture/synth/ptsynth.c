@@ -752,6 +752,8 @@ static void process_stop(struct synth *s, struct sched *sc, pid_t tid, int statu
 			if (t->in->cls == PTG_FAR)
 				after_syscall(s, nr);
 		}
+		if (!t->in)
+			t->credited = 0;
 		t->ip = rip;
 		t->in = NULL;
 		t->st = T_READY;
@@ -760,8 +762,7 @@ static void process_stop(struct synth *s, struct sched *sc, pid_t tid, int statu
 	/* Signal-delivery stop: nothing executed; deliver it on resume. */
 	if (WSTOPSIG(status) != SIGSTOP)
 		t->pending_sig = WSTOPSIG(status);
-	if (t->st == T_RUNNING && t->in && t->in->cls == PTG_FAR && t->credited)
-		t->credited = 1;
+	t->credited = 0;          /* a blocked syscall was recorded already */
 	t->st = T_READY;
 	t->ip = get_ip(tid, NULL);
 	t->in = NULL;

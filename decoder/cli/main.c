@@ -49,6 +49,9 @@ static void usage(FILE *f)
 "  --time START,END     perf-clock range in seconds (e.g. 12.5,13)\n"
 "  --max-insns N        stop after N instructions\n"
 "  -o FILE              write to FILE instead of standard output\n"
+"  --decoder=fast|libipt  Intel PT flow decoder: the block-cache decoder\n"
+"                       (default) or libipt's instruction decoder\n"
+"  -j, --jobs N         decoder threads (default: one per core)\n"
 "  --no-versioning      debug: decode with the last version of each\n"
 "                       address, ignoring time\n"
 "  -q, --quiet          no warnings on standard error\n"
@@ -116,7 +119,7 @@ int main(int argc, char **argv)
 		O_INSN = 256, O_BRANCHES, O_CALLS, O_STATS, O_FORMAT, O_PT, O_RAW,
 		O_ELF, O_PAGES, O_CPU, O_SYSROOT, O_SEARCH, O_VMLINUX, O_KALLSYMS,
 		O_CPUF, O_PID, O_TID, O_TIME, O_MAXI, O_NOVER, O_NOSYM, O_NODIS,
-		O_ATT, O_VERSION,
+		O_ATT, O_VERSION, O_DECODER,
 	};
 	static const struct option lopts[] = {
 		{ "insn", no_argument, 0, O_INSN },
@@ -146,6 +149,8 @@ int main(int argc, char **argv)
 		{ "quiet", no_argument, 0, 'q' },
 		{ "help", no_argument, 0, 'h' },
 		{ "version", no_argument, 0, O_VERSION },
+		{ "decoder", required_argument, 0, O_DECODER },
+		{ "jobs", required_argument, 0, 'j' },
 		{ 0, 0, 0, 0 },
 	};
 	struct ptd_open_opts oo = { .sz = sizeof(oo) };
@@ -163,7 +168,7 @@ int main(int argc, char **argv)
 	struct view *v;
 	int c, rc, status = 0;
 
-	while ((c = getopt_long(argc, argv, "o:tqh", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:tqhj:", lopts, NULL)) != -1) {
 		char *arg = optarg;
 
 		switch (c) {
@@ -251,6 +256,23 @@ int main(int argc, char **argv)
 			oo.max_insns = strtoull(arg, NULL, 0);
 			break;
 		case O_NOVER: oo.flags |= PTD_OPEN_NO_VERSIONING; break;
+		case O_DECODER:
+			if (!strcmp(arg, "libipt"))
+				oo.decoder = PTD_DECODER_LIBIPT;
+			else if (!strcmp(arg, "fast"))
+				oo.decoder = PTD_DECODER_FAST;
+			else {
+				fprintf(stderr, "ptdecode: --decoder must be fast or libipt\n");
+				return 2;
+			}
+			break;
+		case 'j':
+			oo.threads = (unsigned)strtoul(arg, NULL, 0);
+			if (!oo.threads) {
+				fprintf(stderr, "ptdecode: -j needs a number of threads >= 1\n");
+				return 2;
+			}
+			break;
 		case O_NOSYM: vo.show_sym = 0; break;
 		case O_NODIS: vo.show_disasm = 0; break;
 		case O_ATT: vo.att = 1; break;
@@ -305,6 +327,16 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ptdecode: out of memory\n");
 		return 1;
 	}
+	if (vo.kind == VIEW_NONE && !ncpus && !npids && !ntids) {
+		/* counting only: the block interface, no per-instruction work */
+		static struct ptd_block blocks[4096];
+		size_t n;
+		int have;
+
+		while ((rc = ptd_next_blocks(s, blocks, 4096, &n, &ev, &have)) == 0)
+			events += have;
+		goto done;
+	}
 	while ((rc = ptd_next(s, &ev)) == 0) {
 		events++;
 		if (!in_list(cpus, ncpus, ev.cpu) || !in_list(pids, npids, ev.pid) ||
@@ -312,6 +344,7 @@ int main(int argc, char **argv)
 			continue;
 		view_event(v, &ev);
 	}
+done:
 	view_finish(v);
 	if (rc != PTD_ERR_END) {
 		fprintf(stderr, "ptdecode: %s\n", ptd_errmsg(s)[0] ? ptd_errmsg(s) :

@@ -393,4 +393,7 @@ void view_print_stats(FILE *out, int json, const struct ptd_stats *st,
 	fprintf(out, "aux truncated: %" PRIu64 "\n", st->aux_truncated);
 	fprintf(out, "lost records: %" PRIu64 "\n", st->lost_records);
 	fprintf(out, "sideband records: %" PRIu64 "\n", st->sideband_records);
+	if (st->segments)
+		fprintf(out, "segments: %" PRIu64 " (%" PRIu64 " decoded by libipt)\n",
+			st->segments, st->segments_libipt);
 }

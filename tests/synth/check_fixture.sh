@@ -23,8 +23,9 @@ n=$(wc -l <"$out/expected.insn")
 rc=0
 case ",$decoders," in *,perf,*)
 	# perf must also accept the whole file in its raw dump.
-	if ! perf script -D -i "$out/perf.data" >"$out.dump" 2>"$out.dump.stderr" ||
-	   ! grep -q "Intel Processor Trace data" "$out.dump"; then
+	n_aux=$( { perf script -D -i "$out/perf.data" 2>"$out.dump.stderr"
+		  echo "rc=$?" >"$out.dump.rc"; } | grep -c "Intel Processor Trace data")
+	if [ "$(cat "$out.dump.rc")" != rc=0 ] || [ "$n_aux" -eq 0 ]; then
 		echo "FAIL: perf script -D rejects $out/perf.data:"
 		head -n 5 "$out.dump.stderr"; rc=1
 	fi ;;

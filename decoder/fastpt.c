@@ -1,0 +1,1546 @@
+/* SPDX-License-Identifier: MIT */
+#include "fastpt.h"
+#include "disasm.h"
+#include "imgstore.h"
+#include "sideband.h"
+#include "util.h"
+
+#include <intel-pt.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------------ */
+/* Blocks                                                              */
+
+enum fb_kind {
+	FB_FALL,       /* ends without a branch (length limit, image end) */
+	FB_COND,
+	FB_JUMP,       /* direct */
+	FB_CALL,       /* direct, pushes the return address */
+	FB_CALL_NEXT,  /* call to the next instruction: not pushed (libipt) */
+	FB_RET,
+	FB_IND_JUMP,
+	FB_IND_CALL,
+	FB_FAR,        /* syscall, sysenter, int, far call/jmp/ret, iret... */
+};
+
+#define FB_MAX_INSN 512
+
+/* A basic block as decoded from one image version. */
+struct fblock {
+	uint64_t ip, end_ip, next_ip, target;
+	uint64_t valid_from, valid_to;   /* time window of its bytes */
+	int32_t pid;                     /* address space of its bytes */
+	uint32_t ninsn, len;
+	uint8_t kind, mode, last_iclass;
+	struct fblock *succ[2];          /* [0] fall-through, [1] target */
+	struct fblock *hnext;            /* hash chain */
+	uint16_t *off;                   /* instruction offsets, ninsn */
+	uint8_t *bytes;                  /* the code, len bytes */
+};
+
+/* Memory for blocks comes from an arena freed as a whole. */
+struct arena_chunk {
+	struct arena_chunk *next;
+	size_t used, size;
+	uint8_t data[];
+};
+
+#define HASH_BITS 16
+
+struct bcache {
+	struct fblock *table[1u << HASH_BITS];
+	struct arena_chunk *chunks;
+	size_t bytes;
+	struct disasm *dis[3];
+};
+
+static void *arena_alloc(struct bcache *c, size_t n)
+{
+	struct arena_chunk *a = c->chunks;
+
+	n = (n + 15) & ~(size_t)15;
+	if (!a || a->used + n > a->size) {
+		size_t size = n > (1u << 20) ? n : (1u << 20);
+
+		a = malloc(sizeof(*a) + size);
+		if (!a)
+			return NULL;
+		a->next = c->chunks;
+		a->used = 0;
+		a->size = size;
+		c->chunks = a;
+		c->bytes += size;
+	}
+	a->used += n;
+	return a->data + a->used - n;
+}
+
+static void bcache_clear(struct bcache *c)
+{
+	while (c->chunks) {
+		struct arena_chunk *n = c->chunks->next;
+
+		free(c->chunks);
+		c->chunks = n;
+	}
+	memset(c->table, 0, sizeof(c->table));
+	c->bytes = 0;
+}
+
+static void bcache_free(struct bcache *c)
+{
+	bcache_clear(c);
+	for (int i = 0; i < 3; i++)
+		disasm_free(c->dis[i]);
+}
+
+static inline size_t hash_ip(uint64_t ip)
+{
+	return (size_t)((ip * 0x9e3779b97f4a7c15ull) >> (64 - HASH_BITS));
+}
+
+/* ------------------------------------------------------------------ */
+/* Segments and their outputs                                          */
+
+struct segment {
+	uint32_t queue;
+	uint64_t start, end;      /* [start, end) in the queue's buffer */
+	int has_fup;              /* its PSB+ holds a FUP: tracing on */
+	uint64_t fup_ip;
+	uint64_t tsc;             /* PSB+ TSC, 0 if none */
+	int has_tsc;
+
+	/* output, filled by a worker */
+	struct ptd_block *blocks;  /* ninsn == 0: the next event of events[] */
+	size_t nblocks, bcap;
+	struct ptd_event *events;
+	size_t nevents, ecap;
+	char **msgs;               /* messages of events, owned */
+	size_t nmsgs, mcap;
+	int fallback;
+	int state;                 /* 0 queued, 1 running, 2 done */
+};
+
+struct fqueue {
+	struct intelpt_queue q;
+	struct segment *segs;
+	size_t nsegs;
+	volatile int failed;      /* a segment fell back: libipt decodes the
+				   * rest, workers may skip its segments */
+	uint64_t emitted;         /* instructions handed out so far */
+};
+
+struct worker;
+
+struct fast_backend {
+	struct backend base;
+	struct intelpt_params p;
+	struct imgstore *st;
+	const struct sideband *sb;
+	struct fqueue *queues;
+	size_t nqueues;
+
+	/* all segments of all queues, in output order */
+	struct segment **order;
+	size_t nsegs;
+	size_t next_to_run;        /* next segment a worker takes */
+	size_t out_seg, out_pos;   /* consumer position */
+	size_t out_ev;
+
+	unsigned nthreads;
+	pthread_t *threads;
+	struct worker *workers;
+	pthread_mutex_t lock;
+	pthread_cond_t cond_done, cond_work;
+	int stop;
+	size_t window;             /* segments in flight ahead of consumer */
+
+	struct fastpt_stats stats;
+	char errmsg[512];
+	/* reference mode: libipt decodes the rest of one queue */
+	struct backend *ref;
+	size_t ref_queue;
+	uint64_t ref_skip;        /* instructions of it already handed out */
+	/* the current single event handed out by next() expansion */
+	struct ptd_block cur;
+	uint32_t cur_i;
+	int have_cur;
+};
+
+/* libipt as the judge of instructions capstone cannot decode: a tiny trace
+ * (PSB, FUP at the address, MODE.Exec, PSBEND) makes libipt's own
+ * instruction decoder report that instruction's length and class. */
+struct oracle {
+	uint8_t buf[64];
+	struct pt_insn_decoder *dec;
+	struct pt_encoder *enc;
+	struct pt_image *image;
+	struct imgstore *st;
+	int32_t pid;
+	uint64_t time;
+};
+
+/* Per-worker state. */
+struct worker {
+	struct fast_backend *fb;
+	struct bcache cache;
+	struct imgstore *st;
+	struct oracle orc;
+	uint64_t segments, fallbacks, built, hits;
+};
+
+/* ------------------------------------------------------------------ */
+/* Output helpers                                                      */
+
+static int seg_push_block(struct segment *s, const struct ptd_block *b)
+{
+	if (s->nblocks == s->bcap &&
+	    util_grow((void **)&s->blocks, &s->bcap, s->nblocks + 1, sizeof(*b)))
+		return -1;
+	s->blocks[s->nblocks++] = *b;
+	return 0;
+}
+
+static struct ptd_event *seg_push_event(struct segment *s)
+{
+	struct ptd_block marker;
+
+	if (util_grow((void **)&s->events, &s->ecap, s->nevents + 1, sizeof(*s->events)))
+		return NULL;
+	memset(&marker, 0, sizeof(marker));
+	if (seg_push_block(s, &marker))
+		return NULL;
+	memset(&s->events[s->nevents], 0, sizeof(s->events[0]));
+	return &s->events[s->nevents++];
+}
+
+static void seg_reset_output(struct segment *s)
+{
+	for (size_t i = 0; i < s->nmsgs; i++)
+		free(s->msgs[i]);
+	s->nmsgs = 0;
+	s->nblocks = 0;
+	s->nevents = 0;
+}
+
+static void seg_free_output(struct segment *s)
+{
+	seg_reset_output(s);
+	free(s->blocks);
+	free(s->events);
+	free(s->msgs);
+	s->blocks = NULL;
+	s->events = NULL;
+	s->msgs = NULL;
+	s->bcap = s->ecap = s->mcap = 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* The fast walk                                                       */
+
+/* Return-compression stack with libipt's semantics: 64 entries, the
+ * oldest dropped when full. */
+#define RS_SIZE 64
+
+struct walk {
+	struct worker *w;
+	struct fast_backend *fb;
+	const struct fqueue *fq;
+	struct segment *seg;
+	struct pt_packet_decoder *pkt;
+	const uint8_t *buf;
+	size_t size;
+
+	uint64_t ip, last_ip;
+	int have_last_ip;
+	int enabled;
+	uint8_t mode;             /* enum ptd_exec_mode */
+	uint64_t tnt;             /* pending TNT bits, oldest at bit 63 */
+	int ntnt;
+	uint64_t rs[RS_SIZE + 1];
+	unsigned rs_top, rs_bottom;
+
+	uint64_t tsc, time;       /* time: perf ns or IMGSTORE_TIME_UNKNOWN */
+	int32_t pid, tid;
+	uint64_t next_switch;
+
+	struct pt_packet peek;    /* lookahead packet */
+	uint64_t peek_off;
+	int have_peek;            /* 1 packet, 0 none read, -1 end/error */
+};
+
+#ifdef FASTPT_DEBUG
+#define WALK_FAIL (fprintf(stderr,"fail@%d\n",__LINE__),-1)
+#else
+#define WALK_FAIL (-1)
+#endif
+#define WALK_DONE 1           /* segment finished */
+
+static void rs_push(struct walk *k, uint64_t ip)
+{
+	k->rs[k->rs_top] = ip;
+	k->rs_top = k->rs_top == RS_SIZE ? 0 : k->rs_top + 1;
+	if (k->rs_bottom == k->rs_top)
+		k->rs_bottom = k->rs_bottom == RS_SIZE ? 0 : k->rs_bottom + 1;
+}
+
+static int rs_pop(struct walk *k, uint64_t *ip)
+{
+	if (k->rs_top == k->rs_bottom)
+		return -1;
+	k->rs_top = k->rs_top ? k->rs_top - 1 : RS_SIZE;
+	*ip = k->rs[k->rs_top];
+	return 0;
+}
+
+static void set_time(struct walk *k, uint64_t tsc)
+{
+	k->tsc = tsc;
+	k->time = intelpt_tsc_to_perf(&k->fb->p, tsc);
+}
+
+/* Follows the sideband like the reference path: who runs now. */
+static void update_context(struct walk *k)
+{
+	int32_t pid, tid;
+
+	if (!k->fb->sb || k->fq->q.cpu < 0 || k->time == IMGSTORE_TIME_UNKNOWN)
+		return;
+	if (k->next_switch && k->time < k->next_switch)
+		return;
+	if (sideband_task_at(k->fb->sb, k->fq->q.cpu, k->time, &pid, &tid) == 0 &&
+	    (pid != k->pid || tid != k->tid)) {
+		struct ptd_event *ev;
+
+		k->pid = pid;
+		k->tid = tid;
+		ev = seg_push_event(k->seg);
+		if (ev) {
+			ev->kind = PTD_EV_SWITCH;
+			ev->pid = pid;
+			ev->tid = tid;
+		}
+	}
+	k->next_switch = sideband_next_switch(k->fb->sb, k->fq->q.cpu, k->time);
+}
+
+static uint64_t decompress(struct walk *k, const struct pt_packet_ip *pip,
+			   int *ok)
+{
+	uint64_t ip = pip->ip, last = k->last_ip;
+
+	*ok = 1;
+	switch (pip->ipc) {
+	case pt_ipc_suppressed:
+		*ok = 0;
+		return 0;
+	case pt_ipc_update_16:
+		ip = (last & ~0xffffull) | (ip & 0xffffull);
+		break;
+	case pt_ipc_update_32:
+		ip = (last & ~0xffffffffull) | (ip & 0xffffffffull);
+		break;
+	case pt_ipc_update_48:
+		ip = (last & ~0xffffffffffffull) | (ip & 0xffffffffffffull);
+		break;
+	case pt_ipc_sext_48:
+		ip &= 0xffffffffffffull;
+		if (ip & 0x800000000000ull)
+			ip |= 0xffff000000000000ull;
+		break;
+	case pt_ipc_full:
+		break;
+	default:
+		*ok = -1;
+		return 0;
+	}
+	k->last_ip = ip;
+	return ip;
+}
+
+/* Reads the next packet that matters for the flow into k->peek, handling
+ * timing and paging packets on the way.  Returns 1 with a packet, 0 at the
+ * end of the segment, WALK_FAIL on anything unusual. */
+static int peek_packet(struct walk *k)
+{
+	for (;;) {
+		int rc;
+
+		if (k->have_peek)
+			return k->have_peek > 0 ? 1 : 0;
+		pt_pkt_get_offset(k->pkt, &k->peek_off);
+		if (k->peek_off >= k->seg->end) {
+			k->have_peek = -1;
+			return 0;
+		}
+		rc = pt_pkt_next(k->pkt, &k->peek, sizeof(k->peek));
+		if (rc < 0)
+			return WALK_FAIL;
+		switch (k->peek.type) {
+		case ppt_pad:
+		case ppt_tma:
+		case ppt_mtc:
+		case ppt_cyc:
+		case ppt_cbr:
+		case ppt_pip:
+		case ppt_vmcs:
+		case ppt_mnt:
+			continue;
+		case ppt_tsc:
+			set_time(k, k->peek.payload.tsc.tsc);
+			update_context(k);
+			continue;
+		case ppt_mode:
+			if (k->peek.payload.mode.leaf == pt_mol_exec) {
+				int m = pt_get_exec_mode(&k->peek.payload.mode.bits.exec);
+
+				k->mode = intelpt_map_mode(m);
+				continue;
+			}
+			/* MODE.TSX: transactions need libipt's handling */
+			return WALK_FAIL;
+		case ppt_tnt_8:
+		case ppt_tnt_64:
+		case ppt_tip:
+		case ppt_tip_pge:
+		case ppt_tip_pgd:
+		case ppt_fup:
+			k->have_peek = 1;
+			return 1;
+		default:
+			/* psb inside a segment, ovf, ptw, power, stop, ... */
+			return WALK_FAIL;
+		}
+	}
+}
+
+static void consume(struct walk *k)
+{
+	k->have_peek = 0;
+}
+
+/* Next TNT bit: 1 taken, 0 not taken, or WALK_FAIL. */
+static int tnt_bit(struct walk *k)
+{
+	int rc, bit;
+
+	if (!k->ntnt) {
+		rc = peek_packet(k);
+		if (rc <= 0 || (k->peek.type != ppt_tnt_8 && k->peek.type != ppt_tnt_64))
+			return WALK_FAIL;
+		k->ntnt = k->peek.payload.tnt.bit_size;
+		if (!k->ntnt || k->ntnt > 47)
+			return WALK_FAIL;
+		/* oldest branch in the most significant payload bit */
+		k->tnt = k->peek.payload.tnt.payload << (64 - k->ntnt);
+		consume(k);
+	}
+	bit = (int)(k->tnt >> 63);
+	k->tnt <<= 1;
+	k->ntnt--;
+	return bit;
+}
+
+static struct ptd_event *event(struct walk *k, int kind, uint64_t ip);
+static int wait_enable(struct walk *k);
+
+/* Tracing stops at a branch (TIP.PGD): the branch left the traced range
+ * (IP filters, or a change to a CPL that is not traced). */
+static int branch_disable(struct walk *k)
+{
+	struct ptd_event *ev;
+	uint64_t to;
+	int ok;
+
+	to = decompress(k, &k->peek.payload.ip, &ok);
+	consume(k);
+	if (ok < 0 || k->ntnt)
+		return WALK_FAIL;
+	ev = event(k, PTD_EV_DISABLED, ok ? to : 0);
+	if (ev && !ok)
+		ev->flags |= PTD_EVF_IP_SUPPRESSED;
+	return wait_enable(k);
+}
+
+/* Target of an indirect branch from the next TIP; a TIP.PGD instead
+ * disables tracing (then *ip is where it resumed). */
+static int tip_target(struct walk *k, uint64_t *ip)
+{
+	int ok, rc = peek_packet(k);
+
+	if (rc <= 0)
+		return WALK_FAIL;
+	if (k->peek.type == ppt_tip_pgd) {
+		if (k->peek.payload.ip.ipc == pt_ipc_suppressed)
+			return WALK_FAIL; /* libipt binds those to far branches */
+		rc = branch_disable(k);
+		*ip = k->ip;
+		return rc;
+	}
+	if (k->peek.type != ppt_tip)
+		return WALK_FAIL;
+	*ip = decompress(k, &k->peek.payload.ip, &ok);
+	consume(k);
+	return ok == 1 ? 0 : WALK_FAIL;
+}
+
+/* After a direct jump or call to target: a TIP.PGD with that IP says the
+ * branch left the traced range.  Returns 0 (nothing), 1 (tracing went off
+ * and on again: k->ip set), WALK_DONE or WALK_FAIL. */
+static int direct_disable(struct walk *k, uint64_t target)
+{
+	struct pt_packet_ip pip;
+	uint64_t saved = k->last_ip;
+	int ok, rc;
+
+	if (k->ntnt)
+		return 0;
+	rc = peek_packet(k);
+	if (rc <= 0 || k->peek.type != ppt_tip_pgd)
+		return rc < 0 ? WALK_FAIL : 0;
+	pip = k->peek.payload.ip;
+	if (decompress(k, &pip, &ok) != target || ok != 1) {
+		k->last_ip = saved;
+		return 0;
+	}
+	k->last_ip = saved;
+	rc = branch_disable(k);
+	return rc ? rc : 1;
+}
+
+static struct ptd_event *event(struct walk *k, int kind, uint64_t ip)
+{
+	struct ptd_event *ev = seg_push_event(k->seg);
+
+	if (!ev)
+		return NULL;
+	ev->kind = (uint16_t)kind;
+	ev->ip = ip;
+	return ev;
+}
+
+/* Tracing is off: wait for TIP.PGE.  Returns 0 when enabled again,
+ * WALK_DONE at the end of the segment, WALK_FAIL otherwise. */
+static int wait_enable(struct walk *k)
+{
+	int ok, rc;
+
+	k->enabled = 0;
+	k->ntnt = 0;
+	rc = peek_packet(k);
+	if (rc == 0)
+		return WALK_DONE;
+	if (rc < 0 || k->peek.type != ppt_tip_pge)
+		return WALK_FAIL;
+	k->ip = decompress(k, &k->peek.payload.ip, &ok);
+	consume(k);
+	if (ok != 1)
+		return WALK_FAIL;
+	k->enabled = 1;
+	/* a new trace from here: nothing compressed refers to before */
+	update_context(k);
+	event(k, PTD_EV_ENABLED, k->ip);
+	return 0;
+}
+
+static int oracle_read(uint8_t *buf, size_t size, const struct pt_asid *asid,
+		       uint64_t ip, void *ctx)
+{
+	struct oracle *o = ctx;
+	int n = imgstore_read(o->st, o->pid, ip, o->time, buf, size, NULL);
+
+	(void)asid;
+	return n > 0 ? n : -pte_nomap;
+}
+
+static void oracle_free(struct oracle *o)
+{
+	pt_insn_free_decoder(o->dec);
+	pt_free_encoder(o->enc);
+	pt_image_free(o->image);
+	memset(o, 0, sizeof(*o));
+}
+
+/* Length and libipt class of the instruction at ip.  Returns the length
+ * (> 0), or -1 when libipt cannot decode it either. */
+static int oracle_insn(struct walk *k, uint64_t ip, uint8_t *iclass)
+{
+	struct oracle *o = &k->w->orc;
+	struct pt_packet pk;
+	struct pt_insn insn;
+	int status;
+
+	if (!o->dec) {
+		struct pt_config cfg;
+
+		pt_config_init(&cfg);
+		cfg.begin = o->buf;
+		cfg.end = o->buf + sizeof(o->buf);
+		o->enc = pt_alloc_encoder(&cfg);
+		o->dec = pt_insn_alloc_decoder(&cfg);
+		o->image = pt_image_alloc("oracle");
+		o->st = k->w->st;
+		if (!o->enc || !o->dec || !o->image ||
+		    pt_image_set_callback(o->image, oracle_read, o) < 0 ||
+		    pt_insn_set_image(o->dec, o->image) < 0) {
+			oracle_free(o);
+			return -1;
+		}
+	}
+	o->pid = k->pid;
+	o->time = k->time;
+	memset(o->buf, 0, sizeof(o->buf)); /* zeros are PADs */
+	pt_enc_sync_set(o->enc, 0);
+	memset(&pk, 0, sizeof(pk));
+	pk.type = ppt_psb;
+	if (pt_enc_next(o->enc, &pk) < 0)
+		return -1;
+	pk.type = ppt_fup;
+	pk.payload.ip.ipc = pt_ipc_full;
+	pk.payload.ip.ip = ip;
+	if (pt_enc_next(o->enc, &pk) < 0)
+		return -1;
+	pk.type = ppt_mode;
+	pk.payload.mode.leaf = pt_mol_exec;
+	pk.payload.mode.bits.exec = pt_set_exec_mode(
+		k->mode == PTD_MODE_32 ? ptem_32bit :
+		k->mode == PTD_MODE_16 ? ptem_16bit : ptem_64bit);
+	if (pt_enc_next(o->enc, &pk) < 0)
+		return -1;
+	pk.type = ppt_psbend;
+	if (pt_enc_next(o->enc, &pk) < 0)
+		return -1;
+	status = pt_insn_sync_set(o->dec, 0);
+	while (status >= 0 && (status & pts_event_pending)) {
+		struct pt_event ev;
+
+		status = pt_insn_event(o->dec, &ev, sizeof(ev));
+	}
+	if (status < 0)
+		return -1;
+	memset(&insn, 0, sizeof(insn));
+	status = pt_insn_next(o->dec, &insn, sizeof(insn));
+	/* branches need packets to proceed and fail here: they are not
+	 * for the oracle to judge (their targets matter) */
+	if (status < 0 || insn.ip != ip || !insn.size)
+		return -1;
+	*iclass = intelpt_map_class(insn.iclass);
+	return insn.size;
+}
+
+static struct disasm *dis_for(struct bcache *c, uint8_t mode)
+{
+	int i = mode == PTD_MODE_16 ? 0 : mode == PTD_MODE_32 ? 1 : 2;
+	static const enum disasm_arch arch[3] = { DISASM_X86_16, DISASM_X86_32,
+						  DISASM_X86_64 };
+
+	if (!c->dis[i])
+		c->dis[i] = disasm_new(arch[i], 0, NULL, 0);
+	return c->dis[i];
+}
+
+/* Decodes the block at k->ip from the image valid now. */
+static struct fblock *build_block(struct walk *k)
+{
+	struct bcache *c = &k->w->cache;
+	struct imgstore_hit hit;
+	uint16_t off[FB_MAX_INSN];
+	uint8_t code[FB_MAX_INSN * 2 + 16], ibuf[16];
+	struct disasm *d = dis_for(c, k->mode);
+	struct disasm_insn_info info;
+	struct fblock *b;
+	uint64_t ip = k->ip, vend, from, to;
+	uint32_t n = 0, len = 0;
+	uint8_t kind = FB_FALL, last_iclass = PTD_IC_OTHER;
+	int rc;
+
+	if (!d || k->mode == PTD_MODE_UNKNOWN)
+		return NULL;
+	memset(&hit, 0, sizeof(hit));
+	rc = imgstore_read(k->w->st, k->pid, ip, k->time, ibuf, sizeof(ibuf), &hit);
+#ifdef FASTPT_DEBUG
+	if (rc <= 0)
+		fprintf(stderr, "build %#lx pid %d time %lu: %d %s\n", (unsigned long)ip,
+			k->pid, (unsigned long)k->time, rc, imgstore_last_error(k->w->st));
+#endif
+	if (rc <= 0)
+		return NULL;
+	vend = hit.start + hit.len;
+	from = hit.valid_from;
+	to = hit.valid_to;
+	while (n < FB_MAX_INSN && len + 16 <= sizeof(code)) {
+		uint64_t at = ip + len;
+		int got = imgstore_read(k->w->st, k->pid, at, k->time, ibuf,
+					sizeof(ibuf), NULL);
+
+		if (got <= 0)
+			return NULL;
+		rc = disasm_insn_info(d, ibuf, (size_t)got, at, &info);
+		if (rc <= 0) {
+			/* capstone cannot decode it (e.g. AVX-512 in capstone
+			 * 4): libipt judges; only non-branches are kept */
+			uint8_t ic = PTD_IC_UNKNOWN;
+
+			rc = oracle_insn(k, at, &ic);
+			if (rc <= 0 || rc > got || ic != PTD_IC_OTHER)
+				return NULL;
+			info.kind = DISASM_OTHER;
+		}
+		while (at + (uint64_t)rc > vend) {
+			/* it straddles into the next version (adjacent pages):
+			 * the block is valid only while both are */
+			struct imgstore_hit h2;
+
+			if (imgstore_lookup(k->w->st, k->pid, vend, k->time, &h2) ||
+			    h2.start + h2.len <= vend)
+				return NULL;
+			if (h2.valid_from > from)
+				from = h2.valid_from;
+			if (h2.valid_to < to)
+				to = h2.valid_to;
+			vend = h2.start + h2.len;
+		}
+		off[n++] = (uint16_t)len;
+		memcpy(code + len, ibuf, (size_t)rc);
+		len += (uint32_t)rc;
+		switch (info.kind) {
+		case DISASM_OTHER:
+			continue;
+		case DISASM_COND_JUMP: kind = FB_COND; last_iclass = PTD_IC_COND_JUMP; break;
+		case DISASM_JUMP: kind = FB_JUMP; last_iclass = PTD_IC_JUMP; break;
+		case DISASM_CALL:
+			kind = info.target == at + (uint64_t)rc ? FB_CALL_NEXT : FB_CALL;
+			last_iclass = PTD_IC_CALL;
+			break;
+		case DISASM_IND_JUMP: kind = FB_IND_JUMP; last_iclass = PTD_IC_JUMP; break;
+		case DISASM_IND_CALL: kind = FB_IND_CALL; last_iclass = PTD_IC_CALL; break;
+		case DISASM_RETURN: kind = FB_RET; last_iclass = PTD_IC_RETURN; break;
+		case DISASM_FAR_CALL: kind = FB_FAR; last_iclass = PTD_IC_FAR_CALL; break;
+		case DISASM_FAR_RETURN: kind = FB_FAR; last_iclass = PTD_IC_FAR_RETURN; break;
+		case DISASM_FAR_JUMP: kind = FB_FAR; last_iclass = PTD_IC_FAR_JUMP; break;
+		default:
+			return NULL;
+		}
+		if ((kind == FB_COND || kind == FB_JUMP || kind == FB_CALL ||
+		     kind == FB_CALL_NEXT) && !info.has_target)
+			return NULL;
+		break;
+	}
+	if (kind == FB_FALL && n == 0)
+		return NULL;
+	b = arena_alloc(c, sizeof(*b) + n * sizeof(uint16_t) + len);
+	if (!b)
+		return NULL;
+	memset(b, 0, sizeof(*b));
+	b->off = (uint16_t *)(b + 1);
+	b->bytes = (uint8_t *)(b->off + n);
+	memcpy(b->off, off, n * sizeof(uint16_t));
+	memcpy(b->bytes, code, len);
+	b->ip = ip;
+	b->ninsn = n;
+	b->len = len;
+	b->end_ip = ip + off[n - 1];
+	b->next_ip = ip + len;
+	b->target = kind == FB_FALL ? b->next_ip : info.target;
+	b->kind = kind;
+	b->mode = k->mode;
+	b->last_iclass = last_iclass;
+	b->valid_from = from;
+	b->valid_to = to;
+	b->pid = hit.pid;
+	{
+		size_t h = hash_ip(ip);
+
+		b->hnext = c->table[h];
+		c->table[h] = b;
+	}
+	k->w->built++;
+	return b;
+}
+
+static inline int block_valid(const struct fblock *b, const struct walk *k)
+{
+	return b->mode == k->mode &&
+	       (b->pid == k->pid || b->pid == IMGSTORE_KERNEL) &&
+	       (k->time == IMGSTORE_TIME_UNKNOWN ||
+		(k->time >= b->valid_from && k->time < b->valid_to));
+}
+
+static struct fblock *get_block(struct walk *k)
+{
+	struct fblock *b;
+
+	for (b = k->w->cache.table[hash_ip(k->ip)]; b; b = b->hnext)
+		if (b->ip == k->ip && block_valid(b, k)) {
+			k->w->hits++;
+			return b;
+		}
+	return build_block(k);
+}
+
+static int emit(struct walk *k, const struct fblock *b, uint32_t n)
+{
+	struct ptd_block out;
+
+	if (!n)
+		return 0;
+	out.ip = b->ip;
+	out.time = k->time == IMGSTORE_TIME_UNKNOWN ? 0 : k->time;
+	out.ninsn = n;
+	out.queue = (uint16_t)k->seg->queue;
+	out.mode = b->mode;
+	out.last_iclass = n == b->ninsn ? b->last_iclass : PTD_IC_OTHER;
+	out.pid = k->pid;
+	out.tid = k->tid;
+	out.cpu = k->fq->q.cpu;
+	out.priv = b;
+	return seg_push_block(k->seg, &out) ? WALK_FAIL : 0;
+}
+
+/* Index of the instruction at ip in b, or -1. */
+static int insn_index(const struct fblock *b, uint64_t ip)
+{
+	uint64_t o = ip - b->ip;
+
+	if (ip < b->ip || ip > b->end_ip)
+		return -1;
+	for (uint32_t i = 0; i < b->ninsn; i++)
+		if (b->off[i] == o)
+			return (int)i;
+	return -1;
+}
+
+/* Handles a FUP: the asynchronous event happens at its IP, which lies on
+ * the straight path ahead.  Walks there, then applies what follows the
+ * FUP (TIP: async branch; TIP.PGD: tracing off). */
+static int async_event(struct walk *k)
+{
+	uint64_t at, to;
+	int ok, rc;
+
+	at = decompress(k, &k->peek.payload.ip, &ok);
+	consume(k);
+	if (ok != 1)
+		return WALK_FAIL;
+	for (int guard = 0; k->ip != at; guard++) {
+		struct fblock *b = get_block(k);
+		int idx;
+
+		if (!b || guard > 4096)
+			return WALK_FAIL;
+		idx = insn_index(b, at);
+		if (idx >= 0) {
+			if (emit(k, b, (uint32_t)idx))
+				return WALK_FAIL;
+			k->ip = at;
+			break;
+		}
+		/* only flow that needs no packet may lie before the event */
+		if (emit(k, b, b->ninsn))
+			return WALK_FAIL;
+		if (b->kind == FB_JUMP || b->kind == FB_CALL_NEXT || b->kind == FB_FALL)
+			k->ip = b->target;
+		else if (b->kind == FB_CALL) {
+			rs_push(k, b->next_ip);
+			k->ip = b->target;
+		} else
+			return WALK_FAIL;
+	}
+	rc = peek_packet(k);
+	if (rc <= 0)
+		return WALK_FAIL;
+	if (k->peek.type == ppt_tip) {
+		to = decompress(k, &k->peek.payload.ip, &ok);
+		consume(k);
+		if (ok != 1)
+			return WALK_FAIL;
+		{
+			struct ptd_event *ev = event(k, PTD_EV_ASYNC, at);
+
+			if (ev)
+				ev->addr = to;
+		}
+		k->ip = to;
+		return 0;
+	}
+	if (k->peek.type == ppt_tip_pgd) {
+		struct ptd_event *ev;
+
+		to = decompress(k, &k->peek.payload.ip, &ok);
+		consume(k);
+		if (ok < 0)
+			return WALK_FAIL;
+		ev = event(k, PTD_EV_DISABLED, at);
+		if (ev) {
+			ev->addr = ok ? to : 0;
+			if (!ok)
+				ev->flags |= PTD_EVF_IP_SUPPRESSED;
+		}
+		return wait_enable(k);
+	}
+	return WALK_FAIL;
+}
+
+/* The next segment's first IP: where this segment's flow must stop. */
+static int seg_stop_ip(const struct walk *k, uint64_t *ip)
+{
+	const struct segment *s = k->seg;
+	const struct fqueue *fq = k->fq;
+	size_t i = (size_t)(s - fq->segs);
+
+	if (i + 1 >= fq->nsegs || !fq->segs[i + 1].has_fup)
+		return 0;
+	*ip = fq->segs[i + 1].fup_ip;
+	return 1;
+}
+
+/* Walks the segment.  Returns WALK_DONE or WALK_FAIL. */
+static int walk_segment(struct walk *k)
+{
+	uint64_t stop_ip = 0;
+	int have_stop = seg_stop_ip(k, &stop_ip);
+	size_t si = (size_t)(k->seg - k->fq->segs);
+	int is_last = si + 1 >= k->fq->nsegs;
+	int rc;
+
+	if (!k->enabled) {
+		rc = wait_enable(k);
+		if (rc)
+			return rc;
+	}
+	for (;;) {
+		struct fblock *b;
+
+		if (!k->ntnt) {
+			rc = peek_packet(k);
+			if (rc < 0)
+				return WALK_FAIL;
+			if (rc == 1 && k->peek.type == ppt_fup) {
+				rc = async_event(k);
+				if (rc)
+					return rc;
+				continue;
+			}
+			/* an enable while enabled: state we cannot know
+			 * from this segment alone */
+			if (rc == 1 && k->peek.type == ppt_tip_pge)
+				return WALK_FAIL;
+			if (rc == 0) {
+				/* out of packets: run to the next PSB's IP */
+				if (is_last) {
+					/* end of the trace: the reference path
+					 * stops once the last packet is used */
+					return WALK_DONE;
+				} else if (have_stop) {
+					int idx;
+
+					if (k->ip == stop_ip)
+						return WALK_DONE;
+					b = get_block(k);
+					if (!b)
+						return WALK_FAIL;
+					idx = insn_index(b, stop_ip);
+					if (idx >= 0)
+						return emit(k, b, (uint32_t)idx) ?
+						       WALK_FAIL : WALK_DONE;
+					if (b->kind != FB_JUMP && b->kind != FB_CALL &&
+					    b->kind != FB_CALL_NEXT && b->kind != FB_FALL)
+						return WALK_FAIL;
+				} else {
+					/* tracing is off at the next PSB, yet on
+					 * here with no packet saying it stopped */
+					return WALK_FAIL;
+				}
+				goto have_block;
+			}
+		}
+		b = get_block(k);
+		if (!b)
+			return WALK_FAIL;
+have_block:
+		if (emit(k, b, b->ninsn))
+			return WALK_FAIL;
+		switch (b->kind) {
+		case FB_FALL:
+			k->ip = b->target;
+			break;
+		case FB_JUMP:
+		case FB_CALL_NEXT:
+		case FB_CALL:
+			if (b->kind == FB_CALL)
+				rs_push(k, b->next_ip);
+			k->ip = b->target;
+			rc = direct_disable(k, b->target);
+			if (rc < 0 || rc == WALK_DONE)
+				return rc;
+			break;
+		case FB_COND:
+			rc = tnt_bit(k);
+			if (rc < 0)
+				return WALK_FAIL;
+			k->ip = rc ? b->target : b->next_ip;
+			break;
+		case FB_RET:
+			if (!k->ntnt) {
+				rc = peek_packet(k);
+				if (rc <= 0)
+					return WALK_FAIL;
+			}
+			if (k->ntnt || k->peek.type == ppt_tnt_8 ||
+			    k->peek.type == ppt_tnt_64) {
+				rc = tnt_bit(k);
+				if (rc != 1 || rs_pop(k, &k->ip))
+					return WALK_FAIL;
+			} else if ((rc = tip_target(k, &k->ip))) {
+				return rc;
+			}
+			break;
+		case FB_IND_CALL:
+			rs_push(k, b->next_ip);
+			/* fall through */
+		case FB_IND_JUMP:
+			if ((rc = tip_target(k, &k->ip)))
+				return rc;
+			break;
+		case FB_FAR:
+			rc = peek_packet(k);
+			if (rc <= 0)
+				return WALK_FAIL;
+			if (k->peek.type == ppt_tip_pgd) {
+				rc = branch_disable(k);
+				if (rc)
+					return rc;
+			} else if (k->peek.type == ppt_tip) {
+				if ((rc = tip_target(k, &k->ip)))
+					return rc;
+			} else {
+				return WALK_FAIL;
+			}
+			break;
+		default:
+			return WALK_FAIL;
+		}
+	}
+}
+
+/* Reads PSB+ at the segment start: initial IP, mode, time. */
+static int walk_start(struct walk *k)
+{
+	struct pt_packet p;
+	int ok;
+
+	if (pt_pkt_sync_set(k->pkt, k->seg->start) < 0)
+		return WALK_FAIL;
+	if (pt_pkt_next(k->pkt, &p, sizeof(p)) < 0 || p.type != ppt_psb)
+		return WALK_FAIL;
+	k->last_ip = 0;
+	for (;;) {
+		if (pt_pkt_next(k->pkt, &p, sizeof(p)) < 0)
+			return WALK_FAIL;
+		switch (p.type) {
+		case ppt_psbend:
+			return 0;
+		case ppt_fup:
+			k->ip = decompress(k, &p.payload.ip, &ok);
+			if (ok != 1)
+				return WALK_FAIL;
+			k->enabled = 1;
+			break;
+		case ppt_mode:
+			if (p.payload.mode.leaf == pt_mol_exec)
+				k->mode = intelpt_map_mode(
+					pt_get_exec_mode(&p.payload.mode.bits.exec));
+			else if (p.payload.mode.bits.tsx.intx ||
+				 p.payload.mode.bits.tsx.abrt)
+				return WALK_FAIL;
+			break;
+		case ppt_tsc:
+			set_time(k, p.payload.tsc.tsc);
+			break;
+		case ppt_pad: case ppt_tma: case ppt_mtc: case ppt_cyc:
+		case ppt_cbr: case ppt_pip: case ppt_vmcs: case ppt_mnt:
+			break;
+		default:
+			return WALK_FAIL;
+		}
+	}
+}
+
+static int fast_segment(struct worker *w, const struct fqueue *fq,
+			struct segment *seg)
+{
+	struct walk k;
+	struct pt_config cfg;
+	int rc;
+
+	memset(&k, 0, sizeof(k));
+	k.w = w;
+	k.fb = w->fb;
+	k.fq = fq;
+	k.seg = seg;
+	k.buf = fq->q.data;
+	k.size = fq->q.size;
+	k.mode = PTD_MODE_64;
+	k.time = IMGSTORE_TIME_UNKNOWN;
+	k.pid = fq->q.pid;
+	k.tid = fq->q.tid;
+	intelpt_config(&w->fb->p, &cfg, fq->q.data, fq->q.data + fq->q.size);
+	k.pkt = pt_pkt_alloc_decoder(&cfg);
+	if (!k.pkt)
+		return WALK_FAIL;
+	rc = walk_start(&k);
+	if (!rc) {
+		update_context(&k);
+		rc = walk_segment(&k);
+	}
+	pt_pkt_free_decoder(k.pkt);
+	return rc == WALK_DONE ? 0 : WALK_FAIL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Segmentation                                                        */
+
+static int find_segments(struct fast_backend *fb, struct fqueue *fq)
+{
+	struct pt_packet_decoder *pkt;
+	struct pt_config cfg;
+	size_t cap = 0;
+
+	intelpt_config(&fb->p, &cfg, fq->q.data, fq->q.data + fq->q.size);
+	pkt = pt_pkt_alloc_decoder(&cfg);
+	if (!pkt)
+		return PTD_ERR_NOMEM;
+	while (pt_pkt_sync_forward(pkt) >= 0) {
+		struct segment *s;
+		struct pt_packet p;
+		uint64_t off;
+		int ok;
+
+		pt_pkt_get_offset(pkt, &off);
+		if (util_grow((void **)&fq->segs, &cap, fq->nsegs + 1, sizeof(*s))) {
+			pt_pkt_free_decoder(pkt);
+			return PTD_ERR_NOMEM;
+		}
+		s = &fq->segs[fq->nsegs++];
+		memset(s, 0, sizeof(*s));
+		s->queue = (uint32_t)(fq - fb->queues);
+		s->start = off;
+		/* PSB+: the FUP says where the flow is */
+		if (pt_pkt_next(pkt, &p, sizeof(p)) < 0)
+			continue;
+		while (pt_pkt_next(pkt, &p, sizeof(p)) >= 0 && p.type != ppt_psbend &&
+		       p.type != ppt_psb) {
+			if (p.type == ppt_fup) {
+				struct walk tmp;
+
+				memset(&tmp, 0, sizeof(tmp));
+				s->fup_ip = decompress(&tmp, &p.payload.ip, &ok);
+				s->has_fup = ok == 1;
+			} else if (p.type == ppt_tsc) {
+				s->tsc = p.payload.tsc.tsc;
+				s->has_tsc = 1;
+			}
+		}
+	}
+	pt_pkt_free_decoder(pkt);
+	for (size_t i = 0; i < fq->nsegs; i++)
+		fq->segs[i].end = i + 1 < fq->nsegs ? fq->segs[i + 1].start : fq->q.size;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Workers                                                             */
+
+static void run_segment(struct worker *w, struct segment *seg)
+{
+	const struct fqueue *fq = &w->fb->queues[seg->queue];
+
+	seg_reset_output(seg);
+	seg->fallback = 0;
+	if (fq->failed || fast_segment(w, fq, seg)) {
+		/* the consumer switches this queue to libipt */
+		seg_reset_output(seg);
+		seg->fallback = 1;
+		w->fallbacks++;
+	}
+	w->segments++;
+#ifdef FASTPT_DEBUG
+	{
+		uint64_t ni = 0;
+		for (size_t i = 0; i < seg->nblocks; i++) ni += seg->blocks[i].ninsn;
+		for (size_t i = 0; i < seg->nevents; i++) ni += seg->events[i].kind == PTD_EV_INSN;
+		fprintf(stderr, "seg q%u [%#lx,%#lx) fup=%d %#lx fb=%d insns=%lu\n", seg->queue,
+			(unsigned long)seg->start, (unsigned long)seg->end, seg->has_fup, (unsigned long)seg->fup_ip,
+			seg->fallback, (unsigned long)ni);
+	}
+#endif
+	/* keep the cache bounded: drop it when it grows large */
+	if (w->cache.bytes > (256u << 20))
+		bcache_clear(&w->cache);
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct fast_backend *fb = w->fb;
+
+	pthread_mutex_lock(&fb->lock);
+	for (;;) {
+		struct segment *seg;
+
+		while (!fb->stop && (fb->next_to_run >= fb->nsegs ||
+				     fb->next_to_run >= fb->out_seg + fb->window))
+			pthread_cond_wait(&fb->cond_work, &fb->lock);
+		if (fb->stop)
+			break;
+		seg = fb->order[fb->next_to_run++];
+		seg->state = 1;
+		pthread_mutex_unlock(&fb->lock);
+		run_segment(w, seg);
+		pthread_mutex_lock(&fb->lock);
+		seg->state = 2;
+		pthread_cond_broadcast(&fb->cond_done);
+	}
+	pthread_mutex_unlock(&fb->lock);
+	return NULL;
+}
+
+/* Makes sure segment i is decoded (by a worker, or here when there are no
+ * worker threads). */
+static void wait_segment(struct fast_backend *fb, size_t i)
+{
+	struct segment *seg = fb->order[i];
+
+	if (!fb->nthreads) {
+		if (seg->state != 2) {
+			run_segment(&fb->workers[0], seg);
+			seg->state = 2;
+		}
+		return;
+	}
+	pthread_mutex_lock(&fb->lock);
+	pthread_cond_broadcast(&fb->cond_work);
+	while (seg->state != 2)
+		pthread_cond_wait(&fb->cond_done, &fb->lock);
+	pthread_mutex_unlock(&fb->lock);
+}
+
+static void advance_segment(struct fast_backend *fb)
+{
+	struct segment *seg = fb->order[fb->out_seg];
+
+	seg_free_output(seg);
+	if (fb->nthreads)
+		pthread_mutex_lock(&fb->lock);
+	fb->out_seg++;
+	fb->out_pos = 0;
+	fb->out_ev = 0;
+	if (fb->nthreads) {
+		pthread_cond_broadcast(&fb->cond_work);
+		pthread_mutex_unlock(&fb->lock);
+	}
+}
+
+/* Switches queue qi to libipt's decoder, run from the queue's start so
+ * that its state is exactly the reference path's, skipping the
+ * instructions (and the events before them) already handed out. */
+static int ref_start(struct fast_backend *fb, size_t qi)
+{
+	struct fqueue *fq = &fb->queues[qi];
+	int rc;
+
+	fq->failed = 1;
+	rc = intelpt_new(&fb->p, &fq->q, 1, fb->st, fb->sb, &fb->ref,
+			 fb->errmsg, sizeof(fb->errmsg));
+	if (rc)
+		return rc;
+	fb->ref_queue = qi;
+	fb->ref_skip = fq->emitted;
+	return 0;
+}
+
+/* Next event of the reference decoder; at its end, the queue's remaining
+ * segments are dropped. */
+static int ref_next(struct fast_backend *fb, struct ptd_event *ev)
+{
+	for (;;) {
+		int rc = fb->ref->next(fb->ref, ev);
+
+		if (rc == PTD_ERR_END) {
+			fb->ref->destroy(fb->ref);
+			fb->ref = NULL;
+			while (fb->out_seg < fb->nsegs &&
+			       fb->order[fb->out_seg]->queue == fb->ref_queue) {
+				wait_segment(fb, fb->out_seg);
+				advance_segment(fb);
+			}
+			return PTD_ERR_END;
+		}
+		if (rc < 0)
+			return rc;
+		ev->queue = (uint32_t)fb->ref_queue;
+		if (fb->ref_skip) {
+			if (ev->kind == PTD_EV_INSN)
+				fb->ref_skip--;
+			continue;
+		}
+		return 0;
+	}
+}
+
+static int fast_next_blocks(struct backend *base, struct ptd_block *blocks,
+			    size_t max, size_t *n, struct ptd_event *ev,
+			    int *have_ev)
+{
+	struct fast_backend *fb = (struct fast_backend *)base;
+
+	*n = 0;
+	*have_ev = 0;
+	while (fb->out_seg < fb->nsegs) {
+		struct segment *seg = fb->order[fb->out_seg];
+
+		if (fb->ref) {
+			int rc = ref_next(fb, ev);
+
+			if (rc == 0) {
+				*have_ev = 1;
+				return 0;
+			}
+			if (rc != PTD_ERR_END)
+				return rc;
+			continue;
+		}
+		if (fb->out_pos == 0 && fb->out_ev == 0) {
+			wait_segment(fb, fb->out_seg);
+			if (seg->fallback) {
+				int rc;
+
+				if (*n)
+					return 0; /* hand out the blocks first */
+				rc = ref_start(fb, seg->queue);
+				if (rc)
+					return rc;
+				continue;
+			}
+		}
+		while (fb->out_pos < seg->nblocks) {
+			const struct ptd_block *b = &seg->blocks[fb->out_pos];
+
+			if (b->ninsn == 0) {
+				if (*n)
+					return 0; /* hand out the blocks first */
+				*ev = seg->events[fb->out_ev++];
+				ev->queue = seg->queue;
+				fb->out_pos++;
+				*have_ev = 1;
+				return 0;
+			}
+			if (*n == max)
+				return 0;
+			blocks[(*n)++] = *b;
+			fb->queues[seg->queue].emitted += b->ninsn;
+			fb->out_pos++;
+		}
+		advance_segment(fb);
+	}
+	return *n ? 0 : PTD_ERR_END;
+}
+
+int fastpt_block_insn(const struct ptd_block *b, uint32_t i, struct ptd_event *ev)
+{
+	const struct fblock *fb = b->priv;
+	uint32_t end;
+
+	if (!fb || i >= b->ninsn || i >= fb->ninsn)
+		return PTD_ERR_INVAL;
+	memset(ev, 0, sizeof(*ev));
+	end = i + 1 < fb->ninsn ? fb->off[i + 1] : fb->len;
+	ev->kind = PTD_EV_INSN;
+	ev->ip = fb->ip + fb->off[i];
+	ev->size = (uint8_t)(end - fb->off[i]);
+	memcpy(ev->raw, fb->bytes + fb->off[i], ev->size);
+	ev->iclass = i + 1 == fb->ninsn ? fb->last_iclass : PTD_IC_OTHER;
+	ev->mode = fb->mode;
+	ev->cpu = b->cpu;
+	ev->pid = b->pid;
+	ev->tid = b->tid;
+	ev->queue = b->queue;
+	if (b->time) {
+		ev->time = b->time;
+		ev->flags |= PTD_EVF_TIME_VALID;
+	}
+	return 0;
+}
+
+/* The one-event interface on top of blocks. */
+static int fast_next(struct backend *base, struct ptd_event *ev)
+{
+	struct fast_backend *fb = (struct fast_backend *)base;
+
+	for (;;) {
+		size_t n;
+		int have_ev, rc;
+
+		if (fb->have_cur && fb->cur_i < fb->cur.ninsn)
+			return fastpt_block_insn(&fb->cur, fb->cur_i++, ev);
+		fb->have_cur = 0;
+		rc = fast_next_blocks(base, &fb->cur, 1, &n, ev, &have_ev);
+		if (rc < 0)
+			return rc;
+		if (have_ev)
+			return 0;
+		if (n) {
+			fb->have_cur = 1;
+			fb->cur_i = 0;
+		}
+	}
+}
+
+static const char *fast_errmsg(struct backend *base)
+{
+	return ((struct fast_backend *)base)->errmsg;
+}
+
+static void fast_destroy(struct backend *base)
+{
+	struct fast_backend *fb = (struct fast_backend *)base;
+
+	if (!fb)
+		return;
+	if (fb->ref)
+		fb->ref->destroy(fb->ref);
+	if (fb->threads) {
+		pthread_mutex_lock(&fb->lock);
+		fb->stop = 1;
+		pthread_cond_broadcast(&fb->cond_work);
+		pthread_mutex_unlock(&fb->lock);
+		for (unsigned i = 0; i < fb->nthreads; i++)
+			pthread_join(fb->threads[i], NULL);
+		free(fb->threads);
+	}
+	for (size_t i = 0; i < fb->nqueues; i++) {
+		for (size_t j = 0; j < fb->queues[i].nsegs; j++)
+			seg_free_output(&fb->queues[i].segs[j]);
+		free(fb->queues[i].segs);
+	}
+	if (fb->workers) {
+		size_t nw = fb->nthreads ? fb->nthreads : 1;
+
+		for (size_t i = 0; i < nw; i++) {
+			bcache_free(&fb->workers[i].cache);
+			oracle_free(&fb->workers[i].orc);
+		}
+		free(fb->workers);
+	}
+	pthread_mutex_destroy(&fb->lock);
+	pthread_cond_destroy(&fb->cond_done);
+	pthread_cond_destroy(&fb->cond_work);
+	free(fb->order);
+	free(fb->queues);
+	free(fb);
+}
+
+void fastpt_get_stats(struct backend *base, struct fastpt_stats *st)
+{
+	struct fast_backend *fb = (struct fast_backend *)base;
+	size_t nw = fb->nthreads ? fb->nthreads : 1;
+
+	memset(st, 0, sizeof(*st));
+	for (size_t i = 0; i < nw; i++) {
+		st->segments += fb->workers[i].segments;
+		st->fallback_segments += fb->workers[i].fallbacks;
+		st->blocks_built += fb->workers[i].built;
+		st->block_hits += fb->workers[i].hits;
+	}
+}
+
+int fastpt_new(const struct intelpt_params *p,
+	       const struct intelpt_queue *queues, size_t nqueues,
+	       struct imgstore *st, const struct sideband *sb,
+	       unsigned int nthreads, struct backend **out,
+	       char *err, size_t errlen)
+{
+	struct fast_backend *fb;
+	size_t total = 0, k = 0, nw;
+	int rc;
+
+	*out = NULL;
+	fb = calloc(1, sizeof(*fb));
+	if (!fb)
+		return PTD_ERR_NOMEM;
+	pthread_mutex_init(&fb->lock, NULL);
+	pthread_cond_init(&fb->cond_done, NULL);
+	pthread_cond_init(&fb->cond_work, NULL);
+	fb->base.next = fast_next;
+	fb->base.next_blocks = fast_next_blocks;
+	fb->base.errmsg = fast_errmsg;
+	fb->base.destroy = fast_destroy;
+	fb->p = *p;
+	fb->st = st;
+	fb->sb = sb;
+	fb->queues = calloc(nqueues ? nqueues : 1, sizeof(*fb->queues));
+	if (!fb->queues) {
+		fast_destroy(&fb->base);
+		return PTD_ERR_NOMEM;
+	}
+	fb->nqueues = nqueues;
+	for (size_t i = 0; i < nqueues; i++) {
+		fb->queues[i].q = queues[i];
+		rc = find_segments(fb, &fb->queues[i]);
+		if (rc) {
+			fast_destroy(&fb->base);
+			return rc;
+		}
+		total += fb->queues[i].nsegs;
+	}
+	fb->order = calloc(total ? total : 1, sizeof(*fb->order));
+	if (!fb->order) {
+		fast_destroy(&fb->base);
+		return PTD_ERR_NOMEM;
+	}
+	for (size_t i = 0; i < nqueues; i++)
+		for (size_t j = 0; j < fb->queues[i].nsegs; j++)
+			fb->order[k++] = &fb->queues[i].segs[j];
+	fb->nsegs = total;
+
+	if (nthreads == 0) {
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+		nthreads = n > 0 ? (unsigned)n : 1;
+	}
+	/* one thread: decode in the caller, no pool */
+	fb->nthreads = nthreads > 1 ? nthreads : 0;
+	fb->window = 4 * (fb->nthreads ? fb->nthreads : 1);
+	nw = fb->nthreads ? fb->nthreads : 1;
+	fb->workers = calloc(nw, sizeof(*fb->workers));
+	if (!fb->workers) {
+		fast_destroy(&fb->base);
+		return PTD_ERR_NOMEM;
+	}
+	for (size_t i = 0; i < nw; i++) {
+		fb->workers[i].fb = fb;
+		fb->workers[i].st = st;
+	}
+	if (fb->nthreads) {
+		fb->threads = calloc(fb->nthreads, sizeof(*fb->threads));
+		if (!fb->threads) {
+			fast_destroy(&fb->base);
+			return PTD_ERR_NOMEM;
+		}
+		for (unsigned i = 0; i < fb->nthreads; i++)
+			if (pthread_create(&fb->threads[i], NULL, worker_main,
+					   &fb->workers[i])) {
+				fb->nthreads = i;
+				util_errf(err, errlen, "cannot start decoder threads");
+				fast_destroy(&fb->base);
+				return PTD_ERR_NOMEM;
+			}
+	}
+	*out = &fb->base;
+	return 0;
+}

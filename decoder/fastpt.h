@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fastpt - the fast Intel PT flow decoder.
+ *
+ * Each queue is cut at its PSBs into segments.  A segment starts from
+ * nothing the one before left behind (the SDM: only RETs whose CALL was
+ * seen since the last PSB are compressed), so segments are decoded
+ * independently, in parallel by a pool of workers, and their outputs are
+ * handed out in trace order.
+ *
+ * A worker walks a segment with libipt's packet decoder and a cache of
+ * decoded basic blocks (per worker; a block remembers the time window and
+ * address space of the code it was decoded from), consuming TNT bits many
+ * at a time.  Anything the walk cannot decode with certainty (any error,
+ * overflow, TSX, PTWRITE, power events, unexpected packet orders) makes the
+ * worker throw the segment's output away and decode it with libipt's
+ * instruction flow decoder instead, so the instructions and errors equal
+ * those of the reference path (intelpt.c).
+ */
+#ifndef PTD_FASTPT_H
+#define PTD_FASTPT_H
+
+#include <stddef.h>
+#include "backend.h"
+#include "intelpt.h"
+
+struct imgstore;
+struct sideband;
+
+/* Counters for tests and benchmarks. */
+struct fastpt_stats {
+	uint64_t segments, fallback_segments, blocks_built, block_hits;
+};
+
+/* Creates the backend; nthreads == 0 means one per online CPU.  Arguments
+ * as for intelpt_new(). */
+int fastpt_new(const struct intelpt_params *p,
+	       const struct intelpt_queue *queues, size_t nqueues,
+	       struct imgstore *st, const struct sideband *sb,
+	       unsigned int nthreads, struct backend **out,
+	       char *err, size_t errlen);
+
+void fastpt_get_stats(struct backend *b, struct fastpt_stats *st);
+
+/* The i-th instruction of a block produced by this backend. */
+int fastpt_block_insn(const struct ptd_block *b, uint32_t i,
+		      struct ptd_event *ev);
+
+#endif
