@@ -157,6 +157,13 @@ static int cmp_line(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+/* qsort that accepts an empty (NULL) array. */
+static void sort(void *base, size_t n, size_t sz, int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(base, n, sz, cmp);
+}
+
 /* Strict unsigned number (base 0: 0x hex or decimal) filling the field. */
 static int num(const char *s, uint64_t *v)
 {
@@ -331,7 +338,7 @@ static int parse_tsv(struct dyntext *dt, char *buf, const char *path,
 			return tsv_fail(err, errlen, path, lno,
 					"a line record's address is outside the program's images");
 	}
-	qsort(dt->lines + p.line0, p.nline, sizeof(*dt->lines), cmp_line);
+	sort(dt->lines + p.line0, p.nline, sizeof(*dt->lines), cmp_line);
 	for (size_t i = 0; i < dt->nprogs; i++)
 		if (dt->progs[i].id == p.id)
 			return tsv_fail(err, errlen, path, lno, "program id loaded twice");
@@ -442,7 +449,7 @@ int dyntext_load_bpf(struct dyntext *dt, const char *capture_dir,
 		closedir(d);
 	/* sorted: the same capture gives the same first error */
 	if (nnames)
-		qsort(names, nnames, sizeof(*names), cmp_name);
+		sort(names, nnames, sizeof(*names), cmp_name);
 	for (size_t i = 0; i < nnames; i++) {
 		snprintf(path, sizeof(path), "%s/bpf/%s", capture_dir, names[i]);
 		rc = dyntext_load_bpf_tsv(dt, path, e1, sizeof(e1));
@@ -608,7 +615,7 @@ static int find(struct dyntext *dt, int32_t pid, uint64_t addr, uint64_t t,
 	if (!dt)
 		return PTD_ERR_INVAL;
 	if (!dt->sorted) {
-		qsort(dt->ranges, dt->nranges, sizeof(*dt->ranges), cmp_range);
+		sort(dt->ranges, dt->nranges, sizeof(*dt->ranges), cmp_range);
 		dt->sorted = 1;
 	}
 	rc = find_in(dt, pid, addr, t, out);
@@ -896,7 +903,7 @@ static int rec_debug(struct jctx *c, const uint8_t *r, uint32_t size,
 		l->file = prev_file = file;
 		pos = (uint64_t)(nul + 1 - r);
 	}
-	qsort(c->dt->lines + line0, c->dt->nlines - line0, sizeof(*c->dt->lines),
+	sort(c->dt->lines + line0, c->dt->nlines - line0, sizeof(*c->dt->lines),
 	      cmp_line);
 	c->dbg_pending = 1;
 	c->dbg_addr = util_le64(r + 16);
@@ -935,7 +942,9 @@ static int jit_commit(struct jctx *c, struct imgstore *st, struct symtab *syms)
 {
 	uint64_t maxsize = 0;
 
-	qsort(c->ld, c->n, sizeof(*c->ld), cmp_load);
+	if (!c->n)
+		return 0;
+	sort(c->ld, c->n, sizeof(*c->ld), cmp_load);
 	for (size_t i = 0; i < c->n; i++)
 		if (c->ld[i].size > maxsize)
 			maxsize = c->ld[i].size;

@@ -14,7 +14,8 @@
  *   prog <idx> <prog_id> <tag> <t_before_load> <t_after_load> <t_after_close> <nimg>
  *   img <idx> <i> <0xaddr> <len> <hex bytes>
  *
- * Usage: ptcap_loadgen N ORACLE_FILE   (exit 77: BPF not permitted)
+ * Usage: ptcap_loadgen N ORACLE_FILE [RATE]   (exit 77: BPF not permitted)
+ * RATE: programs per second (default: as fast as possible).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -72,8 +73,11 @@ int main(int argc, char **argv)
 	FILE *out;
 	int n;
 
-	if (argc != 3 || (n = atoi(argv[1])) <= 0) {
-		fprintf(stderr, "usage: ptcap_loadgen N ORACLE_FILE\n");
+	double rate = argc > 3 ? atof(argv[3]) : 0;
+	uint64_t start;
+
+	if ((argc != 3 && argc != 4) || (n = atoi(argv[1])) <= 0) {
+		fprintf(stderr, "usage: ptcap_loadgen N ORACLE_FILE [RATE]\n");
 		return 2;
 	}
 	out = fopen(argv[2], "w");
@@ -82,6 +86,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	fprintf(out, "# ptcap-loadgen-oracle 1\n");
+	start = now_ns();
 	for (int idx = 0; idx < n; idx++) {
 		LIBBPF_OPTS(bpf_prog_load_opts, opts, .log_buf = log, .log_size = sizeof(log));
 		struct bpf_prog_info info;
@@ -90,6 +95,17 @@ int main(int argc, char **argv)
 		uint64_t t0, t1, t2;
 		char name[16];
 
+		if (rate > 0) {
+			/* paced: program idx is due at start + idx / rate */
+			uint64_t due = start + (uint64_t)(idx / rate * 1e9), t = now_ns();
+
+			if (due > t) {
+				struct timespec d = { (time_t)((due - t) / 1000000000u),
+						      (long)((due - t) % 1000000000u) };
+
+				nanosleep(&d, NULL);
+			}
+		}
 		snprintf(name, sizeof(name), "ldg%d", idx);
 		log[0] = 0;
 		t0 = now_ns();
