@@ -743,6 +743,8 @@ struct jctx {
 
 static uint64_t jit_time(const struct jctx *c, uint64_t ts)
 {
+	if (c->o->convert)
+		return c->o->convert(c->o->ctx, ts, c->tsc);
 	if (c->tsc) {
 		uint64_t sh = c->o->time_shift, q = ts >> sh;
 		uint64_t rem = ts & ((1ull << sh) - 1);
@@ -996,7 +998,7 @@ int dyntext_load_jitdump(struct dyntext *dt, const char *path,
 			 const struct dyntext_jit_opts *opts,
 			 char *err, size_t errlen)
 {
-	struct dyntext_jit_opts zero = { sizeof(zero), 0, 0, 0, 0, 0 };
+	struct dyntext_jit_opts o;
 	struct jctx c = { 0 };
 	struct util_map m;
 	uint64_t off, flags;
@@ -1007,7 +1009,12 @@ int dyntext_load_jitdump(struct dyntext *dt, const char *path,
 	if (!dt || !path)
 		return PTD_ERR_INVAL;
 	c.dt = dt;
-	c.o = opts && opts->sz >= sizeof(zero) ? opts : &zero;
+	/* a caller's older, shorter struct leaves the newer fields zero */
+	memset(&o, 0, sizeof(o));
+	if (opts)
+		memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
+	o.sz = sizeof(o);
+	c.o = &o;
 	rc = util_map_file(path, &m, err, errlen);
 	if (rc)
 		return rc;
@@ -1050,7 +1057,7 @@ int dyntext_load_jitdump(struct dyntext *dt, const char *path,
 		goto out;
 	}
 	c.tsc = (flags & JIT_FLAG_ARCH_TS) != 0;
-	if (c.tsc && !c.o->have_tsc) {
+	if (c.tsc && !c.o->have_tsc && !c.o->convert) {
 		util_errf(err, errlen, "%s: timestamps are TSC values "
 			  "(JITDUMP_FLAGS_ARCH_TIMESTAMP) and no TSC conversion was given",
 			  path);

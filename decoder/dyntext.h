@@ -73,7 +73,7 @@ int dyntext_load_bpf_tsv(struct dyntext *dt, const char *path,
  * perf's agents write), and perf time = mono + mono_offset: 0 when the
  * trace was recorded with clockid CLOCK_MONOTONIC (ptcapture; `perf record
  * -k mono`), which is what jitdump users must do anyway.
- * NULL opts = all zero. */
+ * NULL opts = all zero; an older, shorter struct (smaller sz) is fine. */
 struct dyntext_jit_opts {
 	size_t sz;              /* sizeof(struct dyntext_jit_opts) */
 	int64_t mono_offset;
@@ -81,6 +81,11 @@ struct dyntext_jit_opts {
 	uint16_t time_shift;
 	uint32_t time_mult;
 	uint64_t time_zero;
+	/* When set, replaces all of the above: maps a dump timestamp (as
+	 * written, TSC or CLOCK_MONOTONIC) to perf time, e.g. for a trace
+	 * whose clock is simulated (ptsynth). */
+	uint64_t (*convert)(void *ctx, uint64_t ts, int is_tsc);
+	void *ctx;
 };
 
 /* Parses a jitdump file (jit-PID.dump, format of Linux

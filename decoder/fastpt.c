@@ -298,6 +298,8 @@ static int rs_pop(struct walk *k, uint64_t *ip)
 	return 0;
 }
 
+static struct ptd_event *event(struct walk *k, int kind, uint64_t ip);
+
 static void set_time(struct walk *k, uint64_t tsc)
 {
 	k->tsc = tsc;
@@ -319,12 +321,8 @@ static void update_context(struct walk *k)
 
 		k->pid = pid;
 		k->tid = tid;
-		ev = seg_push_event(k->seg);
-		if (ev) {
-			ev->kind = PTD_EV_SWITCH;
-			ev->pid = pid;
-			ev->tid = tid;
-		}
+		ev = event(k, PTD_EV_SWITCH, 0);
+		(void)ev;
 	}
 	k->next_switch = sideband_next_switch(k->fb->sb, k->fq->q.cpu, k->time);
 }
@@ -516,11 +514,22 @@ static int direct_disable(struct walk *k, uint64_t target)
 static struct ptd_event *event(struct walk *k, int kind, uint64_t ip)
 {
 	struct ptd_event *ev = seg_push_event(k->seg);
+	uint64_t off = 0;
 
 	if (!ev)
 		return NULL;
 	ev->kind = (uint16_t)kind;
 	ev->ip = ip;
+	ev->cpu = k->fq->q.cpu;
+	ev->pid = k->pid;
+	ev->tid = k->tid;
+	if (k->time != IMGSTORE_TIME_UNKNOWN) {
+		ev->time = k->time;
+		ev->tsc = k->tsc;
+		ev->flags |= PTD_EVF_TIME_VALID;
+	}
+	pt_pkt_get_offset(k->pkt, &off);
+	ev->offset = off;
 	return ev;
 }
 

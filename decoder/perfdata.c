@@ -168,6 +168,11 @@ static void pd_warn(struct perfdata *pd, const char *fmt, ...)
 	pd->warn[pd->nwarn] = NULL;
 }
 
+int perfdata_truncated(const struct perfdata *pd)
+{
+	return pd ? pd->trunc_warned != 0 : 0;
+}
+
 const char *const *perfdata_warnings(const struct perfdata *pd)
 {
 	static const char *const none[] = { NULL };

@@ -257,6 +257,9 @@ int perfdata_aux_map(struct perfdata *pd, uint64_t file_offset, uint64_t size,
 		     const uint8_t **data, void **cookie);
 void perfdata_aux_unmap(struct perfdata *pd, void *cookie);
 
+/* 1 when the file ended inside a record (a killed recording). */
+int perfdata_truncated(const struct perfdata *pd);
+
 /* Warnings so far (truncation, unknown records skipped), NULL-terminated. */
 const char *const *perfdata_warnings(const struct perfdata *pd);
 

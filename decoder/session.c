@@ -548,6 +548,7 @@ static int read_sideband(struct ptd_session *s)
 			    perfdata_errmsg(s->pd));
 	for (const char *const *w = perfdata_warnings(s->pd); w && *w; w++)
 		session_warn(s, "%s", *w);
+	s->stats.truncated = perfdata_truncated(s->pd);
 	sideband_finish(s->sb);
 	return 0;
 }

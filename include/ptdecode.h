@@ -317,6 +317,9 @@ struct ptd_stats {
 	uint64_t trace_bytes;       /* AUX bytes in all queues */
 	uint64_t queues;
 	uint64_t sideband_records;
+	uint64_t truncated;         /* 1: the input file ends inside a record
+				     * (killed recording); what it holds was
+				     * decoded */
 	/* fast decoder: PSB segments, and those decoded by libipt instead */
 	uint64_t segments;
 	uint64_t segments_libipt;

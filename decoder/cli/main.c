@@ -354,6 +354,12 @@ done:
 	ptd_get_stats(s, &st);
 	if (stats)
 		view_print_stats(vo.out, vo.json, &st, events);
+	if (st.truncated) {
+		/* a damaged input is not a clean result, even when decoded */
+		fprintf(stderr, "ptdecode: %s is truncated (recording killed?): "
+			"decoded everything up to its last whole record\n", input);
+		status = 1;
+	}
 	if (!quiet && st.errors)
 		fprintf(stderr, "ptdecode: %" PRIu64 " decode error(s), see the "
 			"[error ...] lines\n", st.errors);

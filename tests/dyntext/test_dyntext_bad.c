@@ -136,6 +136,11 @@ static int read_at(struct imgstore *st, uint64_t addr, uint64_t t, uint8_t *buf,
 	return imgstore_read(st, 77, addr, t, buf, n, hit);
 }
 
+static uint64_t double_it(void *ctx, uint64_t ts, int is_tsc)
+{
+	return 2 * ts + (uint64_t)is_tsc;
+}
+
 static void test_jitdump_good(void)
 {
 	struct jb b;
@@ -207,6 +212,17 @@ static void test_jitdump_good(void)
 	/* 2000 tsc -> 100 + 1000 * 3 = 3100 ns */
 	rc = read_at(st, 0x1000, 3100, buf, 1, &hit);
 	CHECK(rc == 1 && hit.valid_from == 3100, "TSC converted time %" PRIu64, hit.valid_from);
+	imgstore_free(st);
+	dyntext_free(dt);
+
+	/* a caller's conversion */
+	dt = dyntext_new();
+	st = imgstore_new();
+	struct dyntext_jit_opts o3 = { .sz = sizeof(o3), .convert = double_it };
+	rc = dyntext_load_jitdump(dt, path, st, NULL, &o3, err, sizeof(err));
+	CHECK(rc == 3, "TSC with a callback: %d %s", rc, err);
+	rc = read_at(st, 0x1000, 4001, buf, 1, &hit);
+	CHECK(rc == 1 && hit.valid_from == 4000 + 1, "callback time %" PRIu64, hit.valid_from);
 	imgstore_free(st);
 	dyntext_free(dt);
 
