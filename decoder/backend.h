@@ -19,9 +19,14 @@ struct backend {
 	int (*next)(struct backend *b, struct ptd_event *ev);
 	/* Optional fast interface (see ptd_next_blocks); NULL when the
 	 * backend only produces single events. */
-	int (*next_blocks)(struct backend *b, struct ptd_block *blocks,
-			   size_t max, size_t *n, struct ptd_event *ev,
+	int (*next_blocks)(struct backend *b, const struct ptd_block **blocks,
+			   size_t *n, uint64_t *ninsn, struct ptd_event *ev,
 			   int *have_ev);
+	/* For blocks from next_blocks: their context and instructions. */
+	int (*block_info)(const struct backend *b, const struct ptd_block *blk,
+			  struct ptd_block_info *info);
+	int (*block_insn)(const struct backend *b, const struct ptd_block *blk,
+			  uint32_t i, struct ptd_event *ev);
 	/* Message for the last failure, "" if none. */
 	const char *(*errmsg)(struct backend *b);
 	void (*destroy)(struct backend *b);

@@ -107,21 +107,31 @@ static inline size_t hash_ip(uint64_t ip)
 /* ------------------------------------------------------------------ */
 /* Segments and their outputs                                          */
 
+/* Context of blocks: changes rarely (time packets, thread switches). */
+struct fctx {
+	int32_t pid, tid;
+	uint64_t time;            /* perf ns, 0 unknown */
+};
+
 struct segment {
 	uint32_t queue;
 	uint64_t start, end;      /* [start, end) in the queue's buffer */
 	int has_fup;              /* its PSB+ holds a FUP: tracing on */
 	uint64_t fup_ip;
-	uint64_t tsc;             /* PSB+ TSC, 0 if none */
-	int has_tsc;
 
-	/* output, filled by a worker */
-	struct ptd_block *blocks;  /* ninsn == 0: the next event of events[] */
-	size_t nblocks, bcap;
+	/* output, filled by a worker: a run of records, each a block
+	 * (priv = struct fblock, ctx = index into ctxs) or an event
+	 * (priv = NULL, ctx = index into events) */
+	struct ptd_block *recs;
+	size_t nrecs, rcap;
+	struct fctx *ctxs;
+	size_t nctx, ccap;
 	struct ptd_event *events;
 	size_t nevents, ecap;
-	char **msgs;               /* messages of events, owned */
-	size_t nmsgs, mcap;
+	struct evpos { size_t rec; uint64_t cum; } *evpos; /* per event: its
+				    * record and the instructions before it */
+	size_t pcap;
+	uint64_t ninsn;            /* instructions in recs */
 	int fallback;
 	int state;                 /* 0 queued, 1 running, 2 done */
 };
@@ -150,7 +160,13 @@ struct fast_backend {
 	size_t nsegs;
 	size_t next_to_run;        /* next segment a worker takes */
 	size_t out_seg, out_pos;   /* consumer position */
-	size_t out_ev;
+	size_t out_ev;             /* next event of out_seg */
+	uint64_t out_cum;          /* instructions of out_seg handed out */
+	int out_started;           /* out_seg has been waited for */
+	/* record arrays of consumed segments, reused (no page faults) */
+	struct ptd_block *spare[16];
+	size_t spare_cap[16];
+	int nspare;
 
 	unsigned nthreads;
 	pthread_t *threads;
@@ -166,10 +182,10 @@ struct fast_backend {
 	struct backend *ref;
 	size_t ref_queue;
 	uint64_t ref_skip;        /* instructions of it already handed out */
-	/* the current single event handed out by next() expansion */
-	struct ptd_block cur;
-	uint32_t cur_i;
-	int have_cur;
+	/* next(): the run being expanded into instructions */
+	const struct ptd_block *run;
+	size_t run_n, run_i;
+	uint32_t insn_i;
 };
 
 /* libipt as the judge of instructions capstone cannot decode: a tiny trace
@@ -197,47 +213,47 @@ struct worker {
 /* ------------------------------------------------------------------ */
 /* Output helpers                                                      */
 
-static int seg_push_block(struct segment *s, const struct ptd_block *b)
+static int grow_recs(struct segment *s)
 {
-	if (s->nblocks == s->bcap &&
-	    util_grow((void **)&s->blocks, &s->bcap, s->nblocks + 1, sizeof(*b)))
-		return -1;
-	s->blocks[s->nblocks++] = *b;
-	return 0;
+	return util_grow((void **)&s->recs, &s->rcap, s->nrecs + 1, sizeof(*s->recs));
 }
 
 static struct ptd_event *seg_push_event(struct segment *s)
 {
-	struct ptd_block marker;
-
-	if (util_grow((void **)&s->events, &s->ecap, s->nevents + 1, sizeof(*s->events)))
+	if (util_grow((void **)&s->events, &s->ecap, s->nevents + 1, sizeof(*s->events)) ||
+	    util_grow((void **)&s->evpos, &s->pcap, s->nevents + 1, sizeof(*s->evpos)) ||
+	    (s->nrecs == s->rcap && grow_recs(s)))
 		return NULL;
-	memset(&marker, 0, sizeof(marker));
-	if (seg_push_block(s, &marker))
-		return NULL;
+	s->evpos[s->nevents].rec = s->nrecs;
+	s->evpos[s->nevents].cum = s->ninsn;
+	s->recs[s->nrecs].priv = NULL;
+	s->recs[s->nrecs].ninsn = 0;
+	s->recs[s->nrecs].ctx = (uint32_t)s->nevents;
+	s->nrecs++;
 	memset(&s->events[s->nevents], 0, sizeof(s->events[0]));
 	return &s->events[s->nevents++];
 }
 
 static void seg_reset_output(struct segment *s)
 {
-	for (size_t i = 0; i < s->nmsgs; i++)
-		free(s->msgs[i]);
-	s->nmsgs = 0;
-	s->nblocks = 0;
+	s->nrecs = 0;
 	s->nevents = 0;
+	s->nctx = 0;
+	s->ninsn = 0;
 }
 
 static void seg_free_output(struct segment *s)
 {
 	seg_reset_output(s);
-	free(s->blocks);
+	free(s->recs);
 	free(s->events);
-	free(s->msgs);
-	s->blocks = NULL;
+	free(s->ctxs);
+	free(s->evpos);
+	s->recs = NULL;
 	s->events = NULL;
-	s->msgs = NULL;
-	s->bcap = s->ecap = s->mcap = 0;
+	s->ctxs = NULL;
+	s->evpos = NULL;
+	s->rcap = s->ecap = s->ccap = s->pcap = 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -268,6 +284,8 @@ struct walk {
 	uint64_t tsc, time;       /* time: perf ns or IMGSTORE_TIME_UNKNOWN */
 	int32_t pid, tid;
 	uint64_t next_switch;
+	uint32_t ctx;             /* index of the current fctx */
+	int ctx_dirty;            /* time or thread changed since */
 
 	struct pt_packet peek;    /* lookahead packet */
 	uint64_t peek_off;
@@ -304,6 +322,7 @@ static void set_time(struct walk *k, uint64_t tsc)
 {
 	k->tsc = tsc;
 	k->time = intelpt_tsc_to_perf(&k->fb->p, tsc);
+	k->ctx_dirty = 1;
 }
 
 /* Follows the sideband like the reference path: who runs now. */
@@ -321,6 +340,7 @@ static void update_context(struct walk *k)
 
 		k->pid = pid;
 		k->tid = tid;
+		k->ctx_dirty = 1;
 		ev = event(k, PTD_EV_SWITCH, 0);
 		(void)ev;
 	}
@@ -422,22 +442,33 @@ static void consume(struct walk *k)
 	k->have_peek = 0;
 }
 
-/* Next TNT bit: 1 taken, 0 not taken, or WALK_FAIL. */
-static int tnt_bit(struct walk *k)
+/* Next TNT bit when none is pending: reads the next TNT packet. */
+static int tnt_refill(struct walk *k)
 {
 	int rc, bit;
 
-	if (!k->ntnt) {
-		rc = peek_packet(k);
-		if (rc <= 0 || (k->peek.type != ppt_tnt_8 && k->peek.type != ppt_tnt_64))
-			return WALK_FAIL;
-		k->ntnt = k->peek.payload.tnt.bit_size;
-		if (!k->ntnt || k->ntnt > 47)
-			return WALK_FAIL;
-		/* oldest branch in the most significant payload bit */
-		k->tnt = k->peek.payload.tnt.payload << (64 - k->ntnt);
-		consume(k);
-	}
+	rc = peek_packet(k);
+	if (rc <= 0 || (k->peek.type != ppt_tnt_8 && k->peek.type != ppt_tnt_64))
+		return WALK_FAIL;
+	k->ntnt = k->peek.payload.tnt.bit_size;
+	if (!k->ntnt || k->ntnt > 47)
+		return WALK_FAIL;
+	/* oldest branch in the most significant payload bit */
+	k->tnt = k->peek.payload.tnt.payload << (64 - k->ntnt);
+	consume(k);
+	bit = (int)(k->tnt >> 63);
+	k->tnt <<= 1;
+	k->ntnt--;
+	return bit;
+}
+
+/* Next TNT bit: 1 taken, 0 not taken, or WALK_FAIL. */
+static inline int tnt_bit(struct walk *k)
+{
+	int bit;
+
+	if (__builtin_expect(!k->ntnt, 0))
+		return tnt_refill(k);
 	bit = (int)(k->tnt >> 63);
 	k->tnt <<= 1;
 	k->ntnt--;
@@ -561,7 +592,7 @@ static int oracle_read(uint8_t *buf, size_t size, const struct pt_asid *asid,
 		       uint64_t ip, void *ctx)
 {
 	struct oracle *o = ctx;
-	int n = imgstore_read(o->st, o->pid, ip, o->time, buf, size, NULL);
+	int n = imgstore_read_r(o->st, o->pid, ip, o->time, buf, size, NULL, NULL, 0);
 
 	(void)asid;
 	return n > 0 ? n : -pte_nomap;
@@ -671,12 +702,8 @@ static struct fblock *build_block(struct walk *k)
 	if (!d || k->mode == PTD_MODE_UNKNOWN)
 		return NULL;
 	memset(&hit, 0, sizeof(hit));
-	rc = imgstore_read(k->w->st, k->pid, ip, k->time, ibuf, sizeof(ibuf), &hit);
-#ifdef FASTPT_DEBUG
-	if (rc <= 0)
-		fprintf(stderr, "build %#lx pid %d time %lu: %d %s\n", (unsigned long)ip,
-			k->pid, (unsigned long)k->time, rc, imgstore_last_error(k->w->st));
-#endif
+	rc = imgstore_read_r(k->w->st, k->pid, ip, k->time, ibuf, sizeof(ibuf), &hit,
+			     NULL, 0);
 	if (rc <= 0)
 		return NULL;
 	vend = hit.start + hit.len;
@@ -684,8 +711,8 @@ static struct fblock *build_block(struct walk *k)
 	to = hit.valid_to;
 	while (n < FB_MAX_INSN && len + 16 <= sizeof(code)) {
 		uint64_t at = ip + len;
-		int got = imgstore_read(k->w->st, k->pid, at, k->time, ibuf,
-					sizeof(ibuf), NULL);
+		int got = imgstore_read_r(k->w->st, k->pid, at, k->time, ibuf,
+					  sizeof(ibuf), NULL, NULL, 0);
 
 		if (got <= 0)
 			return NULL;
@@ -792,23 +819,51 @@ static struct fblock *get_block(struct walk *k)
 	return build_block(k);
 }
 
-static int emit(struct walk *k, const struct fblock *b, uint32_t n)
+/* The block at k->ip through a successor slot of the previous block: a
+ * pointer chase instead of a hash lookup on the hot path. */
+static inline struct fblock *follow(struct walk *k, struct fblock **slot)
 {
-	struct ptd_block out;
+	struct fblock *nb = *slot;
+
+	if (__builtin_expect(nb && nb->ip == k->ip && block_valid(nb, k), 1))
+		return nb;
+	nb = get_block(k);
+	*slot = nb;
+	return nb;
+}
+
+static int new_ctx(struct walk *k)
+{
+	struct segment *s = k->seg;
+
+	if (util_grow((void **)&s->ctxs, &s->ccap, s->nctx + 1, sizeof(*s->ctxs)))
+		return WALK_FAIL;
+	s->ctxs[s->nctx].pid = k->pid;
+	s->ctxs[s->nctx].tid = k->tid;
+	s->ctxs[s->nctx].time = k->time == IMGSTORE_TIME_UNKNOWN ? 0 : k->time;
+	k->ctx = (uint32_t)s->nctx++;
+	k->ctx_dirty = 0;
+	return 0;
+}
+
+/* Appends the first n instructions of b to the output: the hot path. */
+static inline int emit(struct walk *k, const struct fblock *b, uint32_t n)
+{
+	struct segment *s = k->seg;
+	struct ptd_block *r;
 
 	if (!n)
 		return 0;
-	out.ip = b->ip;
-	out.time = k->time == IMGSTORE_TIME_UNKNOWN ? 0 : k->time;
-	out.ninsn = n;
-	out.queue = (uint16_t)k->seg->queue;
-	out.mode = b->mode;
-	out.last_iclass = n == b->ninsn ? b->last_iclass : PTD_IC_OTHER;
-	out.pid = k->pid;
-	out.tid = k->tid;
-	out.cpu = k->fq->q.cpu;
-	out.priv = b;
-	return seg_push_block(k->seg, &out) ? WALK_FAIL : 0;
+	if (k->ctx_dirty && new_ctx(k))
+		return WALK_FAIL;
+	if (s->nrecs == s->rcap && grow_recs(s))
+		return WALK_FAIL;
+	r = &s->recs[s->nrecs++];
+	r->priv = b;
+	r->ninsn = n;
+	r->ctx = k->ctx;
+	s->ninsn += n;
+	return 0;
 }
 
 /* Index of the instruction at ip in b, or -1. */
@@ -908,6 +963,89 @@ static int seg_stop_ip(const struct walk *k, uint64_t *ip)
 	return 1;
 }
 
+/* The hot loop: while TNT bits are pending no packet can intervene (a
+ * packet that disables tracing or reports an event forces the TNT out
+ * first), so conditional branches, direct jumps and calls, and compressed
+ * returns need nothing but the bits and the block cache.  State stays in
+ * registers.  Returns the block to continue with in the general loop (not
+ * yet emitted), or NULL when that must look it up itself. */
+static struct fblock *hot_run(struct walk *k, struct fblock *b)
+{
+	struct segment *s = k->seg;
+	struct ptd_block *out, *out_end;
+	uint64_t tnt = k->tnt, ninsn = s->ninsn, t = k->time;
+	int ntnt = k->ntnt;
+	uint32_t ctx = k->ctx;
+	int32_t pid = k->pid;
+	uint8_t mode = k->mode;
+
+	if (k->ctx_dirty || s->rcap - s->nrecs < 2)
+		return b;
+	out = s->recs + s->nrecs;
+	out_end = s->recs + s->rcap;
+	while (ntnt > 0 && out < out_end) {
+		struct fblock *nb, **slot;
+		uint64_t ip;
+		int bit;
+
+		switch (b->kind) {
+		case FB_COND:
+			bit = (int)(tnt >> 63);
+			tnt <<= 1;
+			ntnt--;
+			slot = &b->succ[bit];
+			ip = bit ? b->target : b->next_ip;
+			break;
+		case FB_JUMP:
+		case FB_FALL:
+		case FB_CALL_NEXT:
+			slot = &b->succ[1];
+			ip = b->target;
+			break;
+		case FB_CALL:
+			rs_push(k, b->next_ip);
+			slot = &b->succ[1];
+			ip = b->target;
+			break;
+		case FB_RET:
+			/* bits pending: the return is compressed */
+			if (!(tnt >> 63) || rs_pop(k, &ip))
+				goto leave;  /* let the general loop fail */
+			tnt <<= 1;
+			ntnt--;
+			slot = &b->succ[0];
+			break;
+		default:
+			goto leave;
+		}
+		out->priv = b;
+		out->ninsn = b->ninsn;
+		out->ctx = ctx;
+		out++;
+		ninsn += b->ninsn;
+		k->ip = ip;
+		nb = *slot;
+		if (__builtin_expect(!nb || nb->ip != ip || nb->mode != mode ||
+				     (nb->pid != pid && nb->pid != IMGSTORE_KERNEL) ||
+				     (t != IMGSTORE_TIME_UNKNOWN &&
+				      (t < nb->valid_from || t >= nb->valid_to)), 0)) {
+			nb = get_block(k);
+			*slot = nb;
+			if (!nb) {
+				b = NULL;
+				break;
+			}
+		}
+		b = nb;
+	}
+leave:
+	s->nrecs = (size_t)(out - s->recs);
+	s->ninsn = ninsn;
+	k->tnt = tnt;
+	k->ntnt = ntnt;
+	return b;
+}
+
 /* Walks the segment.  Returns WALK_DONE or WALK_FAIL. */
 static int walk_segment(struct walk *k)
 {
@@ -922,7 +1060,7 @@ static int walk_segment(struct walk *k)
 		if (rc)
 			return rc;
 	}
-	for (;;) {
+	for (struct fblock *nb = NULL;;) {
 		struct fblock *b;
 
 		if (!k->ntnt) {
@@ -933,6 +1071,7 @@ static int walk_segment(struct walk *k)
 				rc = async_event(k);
 				if (rc)
 					return rc;
+				nb = NULL;
 				continue;
 			}
 			/* an enable while enabled: state we cannot know
@@ -968,15 +1107,26 @@ static int walk_segment(struct walk *k)
 				goto have_block;
 			}
 		}
-		b = get_block(k);
+		b = nb ? nb : get_block(k);
 		if (!b)
 			return WALK_FAIL;
+		if (k->ntnt) {
+			b = hot_run(k, b);
+			if (!b || !k->ntnt) {
+				/* out of bits: the checks at the top of the loop
+				 * (events, end of segment) come first */
+				nb = b;
+				continue;
+			}
+		}
 have_block:
+		nb = NULL;
 		if (emit(k, b, b->ninsn))
 			return WALK_FAIL;
 		switch (b->kind) {
 		case FB_FALL:
 			k->ip = b->target;
+			nb = follow(k, &b->succ[1]);
 			break;
 		case FB_JUMP:
 		case FB_CALL_NEXT:
@@ -987,12 +1137,15 @@ have_block:
 			rc = direct_disable(k, b->target);
 			if (rc < 0 || rc == WALK_DONE)
 				return rc;
+			if (!rc)
+				nb = follow(k, &b->succ[1]);
 			break;
 		case FB_COND:
 			rc = tnt_bit(k);
 			if (rc < 0)
 				return WALK_FAIL;
 			k->ip = rc ? b->target : b->next_ip;
+			nb = follow(k, &b->succ[rc]);
 			break;
 		case FB_RET:
 			if (!k->ntnt) {
@@ -1008,6 +1161,9 @@ have_block:
 			} else if ((rc = tip_target(k, &k->ip))) {
 				return rc;
 			}
+			/* succ[0]: the last target, like a branch predictor */
+			if (k->enabled)
+				nb = follow(k, &b->succ[0]);
 			break;
 		case FB_IND_CALL:
 			rs_push(k, b->next_ip);
@@ -1015,6 +1171,8 @@ have_block:
 		case FB_IND_JUMP:
 			if ((rc = tip_target(k, &k->ip)))
 				return rc;
+			if (k->enabled)
+				nb = follow(k, &b->succ[0]);
 			break;
 		case FB_FAR:
 			rc = peek_packet(k);
@@ -1098,6 +1256,7 @@ static int fast_segment(struct worker *w, const struct fqueue *fq,
 	k.time = IMGSTORE_TIME_UNKNOWN;
 	k.pid = fq->q.pid;
 	k.tid = fq->q.tid;
+	k.ctx_dirty = 1;
 	intelpt_config(&w->fb->p, &cfg, fq->q.data, fq->q.data + fq->q.size);
 	k.pkt = pt_pkt_alloc_decoder(&cfg);
 	if (!k.pkt)
@@ -1150,9 +1309,6 @@ static int find_segments(struct fast_backend *fb, struct fqueue *fq)
 				memset(&tmp, 0, sizeof(tmp));
 				s->fup_ip = decompress(&tmp, &p.payload.ip, &ok);
 				s->has_fup = ok == 1;
-			} else if (p.type == ppt_tsc) {
-				s->tsc = p.payload.tsc.tsc;
-				s->has_tsc = 1;
 			}
 		}
 	}
@@ -1171,6 +1327,19 @@ static void run_segment(struct worker *w, struct segment *seg)
 
 	seg_reset_output(seg);
 	seg->fallback = 0;
+	if (!seg->recs) {
+		struct fast_backend *fb = w->fb;
+
+		if (fb->nthreads)
+			pthread_mutex_lock(&fb->lock);
+		if (fb->nspare) {
+			fb->nspare--;
+			seg->recs = fb->spare[fb->nspare];
+			seg->rcap = fb->spare_cap[fb->nspare];
+		}
+		if (fb->nthreads)
+			pthread_mutex_unlock(&fb->lock);
+	}
 	if (fq->failed || fast_segment(w, fq, seg)) {
 		/* the consumer switches this queue to libipt */
 		seg_reset_output(seg);
@@ -1180,9 +1349,7 @@ static void run_segment(struct worker *w, struct segment *seg)
 	w->segments++;
 #ifdef FASTPT_DEBUG
 	{
-		uint64_t ni = 0;
-		for (size_t i = 0; i < seg->nblocks; i++) ni += seg->blocks[i].ninsn;
-		for (size_t i = 0; i < seg->nevents; i++) ni += seg->events[i].kind == PTD_EV_INSN;
+		uint64_t ni = seg->ninsn;
 		fprintf(stderr, "seg q%u [%#lx,%#lx) fup=%d %#lx fb=%d insns=%lu\n", seg->queue,
 			(unsigned long)seg->start, (unsigned long)seg->end, seg->has_fup, (unsigned long)seg->fup_ip,
 			seg->fallback, (unsigned long)ni);
@@ -1243,12 +1410,21 @@ static void advance_segment(struct fast_backend *fb)
 {
 	struct segment *seg = fb->order[fb->out_seg];
 
-	seg_free_output(seg);
+	fb->queues[seg->queue].emitted += seg->ninsn;
 	if (fb->nthreads)
 		pthread_mutex_lock(&fb->lock);
+	if (seg->recs && fb->nspare < 16) {
+		fb->spare[fb->nspare] = seg->recs;
+		fb->spare_cap[fb->nspare++] = seg->rcap;
+		seg->recs = NULL;
+		seg->rcap = 0;
+	}
+	seg_free_output(seg);
 	fb->out_seg++;
 	fb->out_pos = 0;
 	fb->out_ev = 0;
+	fb->out_cum = 0;
+	fb->out_started = 0;
 	if (fb->nthreads) {
 		pthread_cond_broadcast(&fb->cond_work);
 		pthread_mutex_unlock(&fb->lock);
@@ -1302,16 +1478,18 @@ static int ref_next(struct fast_backend *fb, struct ptd_event *ev)
 	}
 }
 
-static int fast_next_blocks(struct backend *base, struct ptd_block *blocks,
-			    size_t max, size_t *n, struct ptd_event *ev,
+static int fast_next_blocks(struct backend *base, const struct ptd_block **blocks,
+			    size_t *n, uint64_t *ninsn, struct ptd_event *ev,
 			    int *have_ev)
 {
 	struct fast_backend *fb = (struct fast_backend *)base;
 
 	*n = 0;
+	*ninsn = 0;
 	*have_ev = 0;
-	while (fb->out_seg < fb->nsegs) {
-		struct segment *seg = fb->order[fb->out_seg];
+	for (;;) {
+		struct segment *seg;
+		size_t end;
 
 		if (fb->ref) {
 			int rc = ref_next(fb, ev);
@@ -1324,63 +1502,111 @@ static int fast_next_blocks(struct backend *base, struct ptd_block *blocks,
 				return rc;
 			continue;
 		}
-		if (fb->out_pos == 0 && fb->out_ev == 0) {
+		if (fb->out_seg >= fb->nsegs)
+			return PTD_ERR_END;
+		seg = fb->order[fb->out_seg];
+		if (!fb->out_started) {
 			wait_segment(fb, fb->out_seg);
+			fb->out_started = 1;
 			if (seg->fallback) {
-				int rc;
+				int rc = ref_start(fb, seg->queue);
 
-				if (*n)
-					return 0; /* hand out the blocks first */
-				rc = ref_start(fb, seg->queue);
 				if (rc)
 					return rc;
 				continue;
 			}
 		}
-		while (fb->out_pos < seg->nblocks) {
-			const struct ptd_block *b = &seg->blocks[fb->out_pos];
-
-			if (b->ninsn == 0) {
-				if (*n)
-					return 0; /* hand out the blocks first */
-				*ev = seg->events[fb->out_ev++];
-				ev->queue = seg->queue;
-				fb->out_pos++;
-				*have_ev = 1;
-				return 0;
-			}
-			if (*n == max)
-				return 0;
-			blocks[(*n)++] = *b;
-			fb->queues[seg->queue].emitted += b->ninsn;
-			fb->out_pos++;
+		if (fb->out_pos >= seg->nrecs) {
+			/* the caller is done with this segment's records */
+			advance_segment(fb);
+			continue;
 		}
-		advance_segment(fb);
+		if (fb->out_ev < seg->nevents && seg->evpos[fb->out_ev].rec == fb->out_pos) {
+			*ev = seg->events[fb->out_ev++];
+			ev->queue = seg->queue;
+			fb->out_pos++;
+			*have_ev = 1;
+			return 0;
+		}
+		/* the run up to the next event (or the end) */
+		if (fb->out_ev < seg->nevents) {
+			end = seg->evpos[fb->out_ev].rec;
+			*ninsn = seg->evpos[fb->out_ev].cum - fb->out_cum;
+		} else {
+			end = seg->nrecs;
+			*ninsn = seg->ninsn - fb->out_cum;
+		}
+		fb->out_cum += *ninsn;
+		*blocks = &seg->recs[fb->out_pos];
+		*n = end - fb->out_pos;
+		fb->out_pos = end;
+		return 0;
 	}
-	return *n ? 0 : PTD_ERR_END;
 }
 
-int fastpt_block_insn(const struct ptd_block *b, uint32_t i, struct ptd_event *ev)
+/* Context of a block handed out by the last fast_next_blocks call: it
+ * belongs to the consumer's current segment. */
+static const struct fctx *block_ctx(const struct fast_backend *fb,
+				    const struct ptd_block *blk,
+				    const struct segment **segp)
 {
-	const struct fblock *fb = b->priv;
+	const struct segment *seg;
+
+	if (fb->out_seg >= fb->nsegs)
+		return NULL;
+	seg = fb->order[fb->out_seg];
+	if (blk < seg->recs || blk >= seg->recs + seg->nrecs || blk->ctx >= seg->nctx)
+		return NULL;
+	*segp = seg;
+	return &seg->ctxs[blk->ctx];
+}
+
+static int fast_block_info(const struct backend *base, const struct ptd_block *blk,
+			   struct ptd_block_info *info)
+{
+	const struct fast_backend *fb = (const struct fast_backend *)base;
+	const struct fblock *b = blk->priv;
+	const struct segment *seg;
+	const struct fctx *c = block_ctx(fb, blk, &seg);
+
+	if (!b || !c)
+		return PTD_ERR_INVAL;
+	memset(info, 0, sizeof(*info));
+	info->ip = b->ip;
+	info->time = c->time;
+	info->pid = c->pid;
+	info->tid = c->tid;
+	info->cpu = fb->queues[seg->queue].q.cpu;
+	info->queue = seg->queue;
+	info->mode = b->mode;
+	info->last_iclass = blk->ninsn == b->ninsn ? b->last_iclass : PTD_IC_OTHER;
+	return 0;
+}
+
+static int fast_block_insn(const struct backend *base, const struct ptd_block *blk,
+			   uint32_t i, struct ptd_event *ev)
+{
+	const struct fblock *b = blk->priv;
+	struct ptd_block_info info;
 	uint32_t end;
 
-	if (!fb || i >= b->ninsn || i >= fb->ninsn)
+	if (!b || i >= blk->ninsn || i >= b->ninsn ||
+	    fast_block_info(base, blk, &info))
 		return PTD_ERR_INVAL;
 	memset(ev, 0, sizeof(*ev));
-	end = i + 1 < fb->ninsn ? fb->off[i + 1] : fb->len;
+	end = i + 1 < b->ninsn ? b->off[i + 1] : b->len;
 	ev->kind = PTD_EV_INSN;
-	ev->ip = fb->ip + fb->off[i];
-	ev->size = (uint8_t)(end - fb->off[i]);
-	memcpy(ev->raw, fb->bytes + fb->off[i], ev->size);
-	ev->iclass = i + 1 == fb->ninsn ? fb->last_iclass : PTD_IC_OTHER;
-	ev->mode = fb->mode;
-	ev->cpu = b->cpu;
-	ev->pid = b->pid;
-	ev->tid = b->tid;
-	ev->queue = b->queue;
-	if (b->time) {
-		ev->time = b->time;
+	ev->ip = b->ip + b->off[i];
+	ev->size = (uint8_t)(end - b->off[i]);
+	memcpy(ev->raw, b->bytes + b->off[i], ev->size);
+	ev->iclass = i + 1 == b->ninsn ? b->last_iclass : PTD_IC_OTHER;
+	ev->mode = b->mode;
+	ev->cpu = info.cpu;
+	ev->pid = info.pid;
+	ev->tid = info.tid;
+	ev->queue = info.queue;
+	if (info.time) {
+		ev->time = info.time;
 		ev->flags |= PTD_EVF_TIME_VALID;
 	}
 	return 0;
@@ -1392,21 +1618,25 @@ static int fast_next(struct backend *base, struct ptd_event *ev)
 	struct fast_backend *fb = (struct fast_backend *)base;
 
 	for (;;) {
-		size_t n;
 		int have_ev, rc;
 
-		if (fb->have_cur && fb->cur_i < fb->cur.ninsn)
-			return fastpt_block_insn(&fb->cur, fb->cur_i++, ev);
-		fb->have_cur = 0;
-		rc = fast_next_blocks(base, &fb->cur, 1, &n, ev, &have_ev);
+		while (fb->run_i < fb->run_n) {
+			const struct ptd_block *blk = &fb->run[fb->run_i];
+
+			if (fb->insn_i < blk->ninsn)
+				return fast_block_insn(base, blk, fb->insn_i++, ev);
+			fb->run_i++;
+			fb->insn_i = 0;
+		}
+		uint64_t cnt;
+
+		rc = fast_next_blocks(base, &fb->run, &fb->run_n, &cnt, ev, &have_ev);
+		fb->run_i = 0;
+		fb->insn_i = 0;
 		if (rc < 0)
 			return rc;
 		if (have_ev)
 			return 0;
-		if (n) {
-			fb->have_cur = 1;
-			fb->cur_i = 0;
-		}
 	}
 }
 
@@ -1449,6 +1679,8 @@ static void fast_destroy(struct backend *base)
 	pthread_mutex_destroy(&fb->lock);
 	pthread_cond_destroy(&fb->cond_done);
 	pthread_cond_destroy(&fb->cond_work);
+	for (int i = 0; i < fb->nspare; i++)
+		free(fb->spare[i]);
 	free(fb->order);
 	free(fb->queues);
 	free(fb);
@@ -1487,6 +1719,8 @@ int fastpt_new(const struct intelpt_params *p,
 	pthread_cond_init(&fb->cond_work, NULL);
 	fb->base.next = fast_next;
 	fb->base.next_blocks = fast_next_blocks;
+	fb->base.block_info = fast_block_info;
+	fb->base.block_insn = fast_block_insn;
 	fb->base.errmsg = fast_errmsg;
 	fb->base.destroy = fast_destroy;
 	fb->p = *p;

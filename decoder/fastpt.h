@@ -42,8 +42,4 @@ int fastpt_new(const struct intelpt_params *p,
 
 void fastpt_get_stats(struct backend *b, struct fastpt_stats *st);
 
-/* The i-th instruction of a block produced by this backend. */
-int fastpt_block_insn(const struct ptd_block *b, uint32_t i,
-		      struct ptd_event *ev);
-
 #endif

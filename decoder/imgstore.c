@@ -4,6 +4,7 @@
 #include "ptdecode.h"
 
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,13 +40,18 @@ struct imgstore {
 	struct img_file *files;
 	size_t nfiles, fcap;
 	int no_versioning;
-	size_t last;           /* index of the last hit, a cheap cache */
+	pthread_mutex_t map_lock;  /* lazy file mapping; reads are otherwise
+				    * lock-free and may run in parallel */
 	char err[512];
 };
 
 struct imgstore *imgstore_new(void)
 {
-	return calloc(1, sizeof(struct imgstore));
+	struct imgstore *st = calloc(1, sizeof(struct imgstore));
+
+	if (st)
+		pthread_mutex_init(&st->map_lock, NULL);
+	return st;
 }
 
 void imgstore_free(struct imgstore *st)
@@ -63,6 +69,7 @@ void imgstore_free(struct imgstore *st)
 	}
 	free(st->files);
 	free(st->v);
+	pthread_mutex_destroy(&st->map_lock);
 	free(st);
 }
 
@@ -298,7 +305,6 @@ static int find(struct imgstore *st, int32_t pid, uint64_t addr, uint64_t t,
 			}
 		}
 	}
-	st->last = (size_t)(best - st->v);
 	*out = best;
 	return 0;
 }
@@ -343,9 +349,13 @@ static const uint8_t *version_bytes(struct imgstore *st, struct img_version *v,
 	if (v->file < 0)
 		return NULL;
 	f = &st->files[v->file];
-	if (!f->tried) {
-		f->tried = 1;
-		util_map_file(f->path, &f->map, f->err, sizeof(f->err));
+	if (!__atomic_load_n(&f->tried, __ATOMIC_ACQUIRE)) {
+		pthread_mutex_lock(&st->map_lock);
+		if (!f->tried) {
+			util_map_file(f->path, &f->map, f->err, sizeof(f->err));
+			__atomic_store_n(&f->tried, 1, __ATOMIC_RELEASE);
+		}
+		pthread_mutex_unlock(&st->map_lock);
 	}
 	if (!f->map.data)
 		return NULL;
@@ -359,9 +369,11 @@ static const uint8_t *version_bytes(struct imgstore *st, struct img_version *v,
 	return f->map.data + v->pgoff;
 }
 
-/* Reads from the single version that holds addr. */
+/* Reads from the single version that holds addr.  Messages go to err
+ * (NULL: none), so that parallel readers do not share a buffer. */
 static int read_one(struct imgstore *st, int32_t pid, uint64_t addr, uint64_t t,
-		    uint8_t *buf, size_t len, struct imgstore_hit *hit)
+		    uint8_t *buf, size_t len, struct imgstore_hit *hit,
+		    char *err, size_t errlen)
 {
 	struct img_version *v = NULL;
 	const uint8_t *p;
@@ -371,36 +383,36 @@ static int read_one(struct imgstore *st, int32_t pid, uint64_t addr, uint64_t t,
 	if (v)
 		fill_hit(st, v, hit);
 	if (rc == IMGSTORE_AMBIGUOUS) {
-		snprintf(st->err, sizeof(st->err), "%#" PRIx64 ": several versions "
+		util_errf(err, errlen, "%#" PRIx64 ": several versions "
 			 "of the code (%s) and no time to choose between them",
 			 addr, v->name);
 		return rc;
 	}
 	if (rc) {
-		snprintf(st->err, sizeof(st->err), "%#" PRIx64 ": no code mapped "
+		util_errf(err, errlen, "%#" PRIx64 ": no code mapped "
 			 "there (pid %d)", addr, pid);
 		return rc;
 	}
 	if (!v->bytes && v->file < 0) {
 		if (v->reason)
-			snprintf(st->err, sizeof(st->err), "%#" PRIx64 ": no code "
+			util_errf(err, errlen, "%#" PRIx64 ": no code "
 				 "for %s [%#" PRIx64 ", %#" PRIx64 "): %s", addr,
 				 v->name, v->start, v->start + v->len, v->reason);
 		else
-			snprintf(st->err, sizeof(st->err), "%#" PRIx64 ": the bytes "
+			util_errf(err, errlen, "%#" PRIx64 ": the bytes "
 				 "of %s [%#" PRIx64 ", %#" PRIx64 ") were not captured",
 				 addr, v->name, v->start, v->start + v->len);
 		return IMGSTORE_NOT_CAPTURED;
 	}
 	p = version_bytes(st, v, &avail);
 	if (!p) {
-		snprintf(st->err, sizeof(st->err), "%#" PRIx64 ": %s",
+		util_errf(err, errlen, "%#" PRIx64 ": %s",
 			 addr, st->files[v->file].err);
 		return IMGSTORE_IO;
 	}
 	off = addr - v->start;
 	if (off >= avail) {
-		snprintf(st->err, sizeof(st->err), "%#" PRIx64 ": beyond the end of "
+		util_errf(err, errlen, "%#" PRIx64 ": beyond the end of "
 			 "%s", addr, v->name);
 		return IMGSTORE_NOT_MAPPED;
 	}
@@ -410,20 +422,29 @@ static int read_one(struct imgstore *st, int32_t pid, uint64_t addr, uint64_t t,
 	return (int)len;
 }
 
-int imgstore_read(struct imgstore *st, int32_t pid, uint64_t addr, uint64_t t,
-		  uint8_t *buf, size_t len, struct imgstore_hit *hit)
+int imgstore_read_r(struct imgstore *st, int32_t pid, uint64_t addr, uint64_t t,
+		    uint8_t *buf, size_t len, struct imgstore_hit *hit,
+		    char *err, size_t errlen)
 {
 	size_t done = 0;
-	int rc = read_one(st, pid, addr, t, buf, len, hit);
+	int rc = read_one(st, pid, addr, t, buf, len, hit, err, errlen);
 
 	if (rc <= 0)
 		return rc;
 	/* An instruction may straddle two versions (a poked range inside a
 	 * larger one, adjacent pages): continue into the next. */
 	for (done = (size_t)rc; done < len; done += (size_t)rc) {
-		rc = read_one(st, pid, addr + done, t, buf + done, len - done, NULL);
+		rc = read_one(st, pid, addr + done, t, buf + done, len - done,
+			      NULL, NULL, 0);
 		if (rc <= 0)
 			break;
 	}
 	return (int)done;
+}
+
+int imgstore_read(struct imgstore *st, int32_t pid, uint64_t addr, uint64_t t,
+		  uint8_t *buf, size_t len, struct imgstore_hit *hit)
+{
+	return imgstore_read_r(st, pid, addr, t, buf, len, hit, st->err,
+			       sizeof(st->err));
 }

@@ -100,6 +100,12 @@ int imgstore_fork(struct imgstore *st, int32_t parent, int32_t child,
 int imgstore_read(struct imgstore *st, int32_t pid, uint64_t addr, uint64_t t,
 		  uint8_t *buf, size_t len, struct imgstore_hit *hit);
 
+/* The same, safe to call from several threads at once (adding versions is
+ * not): messages go to err (may be NULL) instead of imgstore_last_error. */
+int imgstore_read_r(struct imgstore *st, int32_t pid, uint64_t addr, uint64_t t,
+		    uint8_t *buf, size_t len, struct imgstore_hit *hit,
+		    char *err, size_t errlen);
+
 /* Describes the version at (pid, addr, t) without reading. */
 int imgstore_lookup(struct imgstore *st, int32_t pid, uint64_t addr,
 		    uint64_t t, struct imgstore_hit *hit);

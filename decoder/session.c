@@ -84,6 +84,7 @@ struct ptd_session {
 	int fast;                    /* the backend is fastpt */
 	int32_t last_tid, last_pid;  /* tid -> pid cache for ptd_next */
 	struct ptd_event *blk_insn;  /* ptd_next_blocks over event backends */
+	struct ptd_block *blk;
 	struct bidcache { char *path; char hex[41]; } *bidcache;
 	size_t nbidcache, bidcap;
 	struct ptd_stats stats;
@@ -1008,6 +1009,7 @@ void ptd_close(struct ptd_session *s)
 	free(s->warnings);
 	free(s->dir);
 	free(s->blk_insn);
+	free(s->blk);
 	for (size_t i = 0; i < s->nsymfiles; i++) {
 		free(s->symfiles[i].path);
 		symtab_free(s->symfiles[i].tab);
@@ -1082,15 +1084,21 @@ int ptd_next(struct ptd_session *s, struct ptd_event *ev)
 	}
 }
 
-/* Backends without blocks: each instruction event is a block of one. */
-static int blocks_from_events(struct ptd_session *s, struct ptd_block *blocks,
-			      size_t max, size_t *n, struct ptd_event *ev,
-			      int *have_ev)
+/* Blocks of backends that have none: each instruction event is a block of
+ * one, pointing at a saved copy of the event. */
+#define BLK_INSN_MAX 256
+#define CTX_EVENT UINT32_MAX
+
+static int blocks_from_events(struct ptd_session *s, const struct ptd_block **out,
+			      size_t *n, struct ptd_event *ev, int *have_ev)
 {
 	int rc;
 
-	while (*n < max) {
-		struct ptd_block *b = &blocks[*n];
+	if (!s->blk_insn && (!(s->blk_insn = calloc(BLK_INSN_MAX, sizeof(*s->blk_insn))) ||
+			     !(s->blk = calloc(BLK_INSN_MAX, sizeof(*s->blk)))))
+		return PTD_ERR_NOMEM;
+	*out = s->blk;
+	while (*n < BLK_INSN_MAX) {
 		struct ptd_event *slot = &s->blk_insn[*n];
 
 		rc = ptd_next(s, slot);
@@ -1101,25 +1109,15 @@ static int blocks_from_events(struct ptd_session *s, struct ptd_block *blocks,
 			*have_ev = 1;
 			return 0;
 		}
-		memset(b, 0, sizeof(*b));
-		b->ip = slot->ip;
-		b->time = slot->flags & PTD_EVF_TIME_VALID ? slot->time : 0;
-		b->ninsn = 1;
-		b->queue = (uint16_t)slot->queue;
-		b->mode = slot->mode;
-		b->last_iclass = slot->iclass;
-		b->pid = slot->pid;
-		b->tid = slot->tid;
-		b->cpu = slot->cpu;
-		b->priv = NULL;
+		s->blk[*n].priv = slot;
+		s->blk[*n].ninsn = 1;
+		s->blk[*n].ctx = CTX_EVENT;
 		(*n)++;
 	}
 	return 0;
 }
 
-#define BLK_INSN_MAX 256
-
-int ptd_next_blocks(struct ptd_session *s, struct ptd_block *blocks, size_t max,
+int ptd_next_blocks(struct ptd_session *s, const struct ptd_block **blocks,
 		    size_t *n, struct ptd_event *ev, int *have_ev)
 {
 	int rc;
@@ -1130,40 +1128,28 @@ int ptd_next_blocks(struct ptd_session *s, struct ptd_block *blocks, size_t max,
 	*have_ev = 0;
 	if (!s->be || s->ended)
 		return PTD_ERR_END;
-	if (!s->be->next_blocks) {
-		if (!s->blk_insn &&
-		    !(s->blk_insn = calloc(BLK_INSN_MAX, sizeof(*s->blk_insn))))
-			return PTD_ERR_NOMEM;
-		if (max > BLK_INSN_MAX)
-			max = BLK_INSN_MAX;
-		rc = blocks_from_events(s, blocks, max, n, ev, have_ev);
-		/* a block of one instruction points at its saved event */
-		for (size_t i = 0; i < *n; i++)
-			blocks[i].priv = &s->blk_insn[i];
-		return rc;
-	}
+	if (!s->be->next_blocks)
+		return blocks_from_events(s, blocks, n, ev, have_ev);
 	for (;;) {
-		rc = s->be->next_blocks(s->be, blocks, max, n, ev, have_ev);
-		if (rc < 0 && rc != PTD_ERR_END)
+		uint64_t sum = 0;
+
+		rc = s->be->next_blocks(s->be, blocks, n, &sum, ev, have_ev);
+		if (rc < 0) {
+			if (rc == PTD_ERR_END)
+				s->ended = 1;
 			return rc;
-		for (size_t i = 0; i < *n; i++)
-			s->stats.instructions += blocks[i].ninsn;
-		if (rc == PTD_ERR_END) {
-			s->ended = 1;
-			return *n ? 0 : rc;
 		}
+		s->stats.instructions += sum;
 		if (*have_ev) {
 			int a = account(s, ev);
 
 			if (a == PTD_ERR_END) {
 				s->ended = 1;
-				*have_ev = 0;
-				return *n ? 0 : a;
+				return PTD_ERR_END;
 			}
 			if (a == 1) {
 				*have_ev = 0;
-				if (!*n)
-					continue;
+				continue;
 			}
 		}
 		if (s->opts.max_insns && s->stats.instructions >= s->opts.max_insns)
@@ -1172,18 +1158,44 @@ int ptd_next_blocks(struct ptd_session *s, struct ptd_block *blocks, size_t max,
 	}
 }
 
-int ptd_block_insn(const struct ptd_block *b, uint32_t i, struct ptd_event *ev)
+int ptd_block_info(const struct ptd_session *s, const struct ptd_block *b,
+		   struct ptd_block_info *info)
 {
-	if (!b || !ev)
+	if (!s || !b || !info)
 		return PTD_ERR_INVAL;
-	if (b->ninsn == 1 && b->priv && ((const struct ptd_event *)b->priv)->kind ==
-	    PTD_EV_INSN && ((const struct ptd_event *)b->priv)->ip == b->ip) {
+	if (b->ctx == CTX_EVENT) {
+		const struct ptd_event *e = b->priv;
+
+		memset(info, 0, sizeof(*info));
+		info->ip = e->ip;
+		info->time = e->flags & PTD_EVF_TIME_VALID ? e->time : 0;
+		info->pid = e->pid;
+		info->tid = e->tid;
+		info->cpu = e->cpu;
+		info->queue = e->queue;
+		info->mode = e->mode;
+		info->last_iclass = e->iclass;
+		return 0;
+	}
+	if (!s->be || !s->be->block_info)
+		return PTD_ERR_INVAL;
+	return s->be->block_info(s->be, b, info);
+}
+
+int ptd_block_insn(const struct ptd_session *s, const struct ptd_block *b,
+		   uint32_t i, struct ptd_event *ev)
+{
+	if (!s || !b || !ev)
+		return PTD_ERR_INVAL;
+	if (b->ctx == CTX_EVENT) {
 		if (i)
 			return PTD_ERR_INVAL;
 		*ev = *(const struct ptd_event *)b->priv;
 		return 0;
 	}
-	return fastpt_block_insn(b, i, ev);
+	if (!s->be || !s->be->block_insn)
+		return PTD_ERR_INVAL;
+	return s->be->block_insn(s->be, b, i, ev);
 }
 
 int ptd_get_stats(const struct ptd_session *s, struct ptd_stats *st)

@@ -271,31 +271,42 @@ struct ptd_event {
 PTD_API int ptd_next(struct ptd_session *s, struct ptd_event *ev);
 
 /* A run of instructions executed one after the other, the unit of the fast
- * interface below.  Instructions are contiguous in memory from ip. */
+ * interface below.  Kept small (16 bytes) because traces hold billions of
+ * them: the count is here, everything else comes from ptd_block_info(). */
 struct ptd_block {
-	uint64_t ip;          /* first instruction */
-	uint64_t time;        /* perf clock ns, 0 if unknown */
+	const void *priv;     /* library-internal */
 	uint32_t ninsn;       /* number of instructions */
-	uint16_t queue;
-	uint8_t mode;         /* enum ptd_exec_mode */
-	uint8_t last_iclass;  /* enum ptd_insn_class of the last instruction */
-	int32_t pid, tid, cpu;
-	const void *priv;     /* library-internal: instruction boundaries */
+	uint32_t ctx;         /* library-internal */
 };
 
-/* Fast interface: fills up to max blocks of consecutive instructions, and
- * stops early when a non-instruction event comes next.  Returns 0 with
- * *n >= 0 blocks, and sets *have_ev = 1 with *ev filled when such an event
- * followed them; PTD_ERR_END at the end (with *n possibly > 0); or another
- * negative error.  Blocks are valid until the next call.  Do not mix with
+struct ptd_block_info {
+	uint64_t ip;          /* first instruction; the others follow in
+			       * memory without gaps */
+	uint64_t time;        /* perf clock ns, 0 if unknown */
+	int32_t pid, tid, cpu;
+	uint32_t queue;
+	uint8_t mode;         /* enum ptd_exec_mode */
+	uint8_t last_iclass;  /* enum ptd_insn_class of the last instruction */
+};
+
+/* Fast interface: hands out the next run of blocks (*blocks points into
+ * the library and stays valid until the next call), stopping early when a
+ * non-instruction event comes next.  Returns 0 with *n >= 0 blocks and,
+ * when such an event followed them, *have_ev = 1 and *ev filled;
+ * PTD_ERR_END at the end; or another negative error.  Do not mix with
  * ptd_next() on one session. */
-PTD_API int ptd_next_blocks(struct ptd_session *s, struct ptd_block *blocks,
-			    size_t max, size_t *n, struct ptd_event *ev,
-			    int *have_ev);
+PTD_API int ptd_next_blocks(struct ptd_session *s,
+			    const struct ptd_block **blocks, size_t *n,
+			    struct ptd_event *ev, int *have_ev);
+
+/* Where and when a block ran.  Valid for blocks of the last call. */
+PTD_API int ptd_block_info(const struct ptd_session *s,
+			   const struct ptd_block *b, struct ptd_block_info *info);
 
 /* The i-th instruction (0 <= i < b->ninsn) of a block as a PTD_EV_INSN
  * event.  Returns 0 or PTD_ERR_INVAL. */
-PTD_API int ptd_block_insn(const struct ptd_block *b, uint32_t i,
+PTD_API int ptd_block_insn(const struct ptd_session *s,
+			   const struct ptd_block *b, uint32_t i,
 			   struct ptd_event *ev);
 
 /* ------------------------------------------------------------------ */

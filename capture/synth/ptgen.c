@@ -318,6 +318,27 @@ int ptgen_insn(struct ptgen *g, uint64_t ip, const struct ptgen_insn *in,
 	return r;
 }
 
+int ptgen_sync(struct ptgen *g, uint64_t ip)
+{
+	return psb_plus(g, ip);
+}
+
+int ptgen_leave(struct ptgen *g, uint64_t ip, const struct ptgen_insn *in,
+		uint64_t target)
+{
+	int r;
+
+	(void)in;   /* any branch: the PGD replaces its TNT bit or TIP */
+	if (!g->enabled)
+		return PTD_ERR_INVAL;
+	if (g->since_psb >= g->o.psb_period && (r = psb_plus(g, ip)))
+		return r;
+	g->tsc += g->o.cycles_per_insn;
+	g->enabled = 0;
+	g->st.pgds++;
+	return emit_ip(g, ppt_tip_pgd, target, 0);
+}
+
 int ptgen_finish(struct ptgen *g)
 {
 	int r = flush_tnt(g);

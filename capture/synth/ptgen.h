@@ -64,6 +64,14 @@ int ptgen_enable(struct ptgen *g, uint64_t ip);
 /* One executed instruction at ip whose architectural successor is next. */
 int ptgen_insn(struct ptgen *g, uint64_t ip, const struct ptgen_insn *in,
 	       uint64_t next);
+/* Emits a PSB+ now (e.g. in front of a new stretch of trace, so that a
+ * decoder that lost sync before it finds it again right there). */
+int ptgen_sync(struct ptgen *g, uint64_t ip);
+/* The branch at ip leaves the traced address range (IP filtering): it
+ * executes and goes to target, outside the range -> TIP.PGD(target).
+ * Tracing resumes with ptgen_enable where the flow re-enters the range. */
+int ptgen_leave(struct ptgen *g, uint64_t ip, const struct ptgen_insn *in,
+		uint64_t target);
 /* Asynchronous disable (interrupt, preemption, signal): next = the ip of
  * the instruction that would have run next. */
 int ptgen_async_disable(struct ptgen *g, uint64_t next);

@@ -37,6 +37,7 @@
 #include "ptdecode.h"
 #include "ptgen.h"
 #include "textstore.h"
+#include "walk.h"
 #include "util.h"
 
 #define PAGE 4096ull
@@ -926,6 +927,8 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: ptsynth record -o OUT.ptd [options] -- CMD [ARGS]\n"
+		"       ptsynth walk -o OUT.ptd --from CAPTURE.ptd [options] [WALKSPEC]\n"
+		"         (a walk through a capture's BPF/JIT text; ptsynth walk --help)\n"
 		"  --psb-period N   bytes between PSB packets (default 4096)\n"
 		"  --noretcomp      no return compression\n"
 		"  --no-long-tnt    only short (<= 6 bit) TNT packets\n"
@@ -1029,6 +1032,8 @@ int main(int argc, char **argv)
 	int c, status, i;
 	pid_t pid;
 
+	if (argc >= 2 && !strcmp(argv[1], "walk"))
+		return walk_main(argc, argv);
 	if (argc < 2 || strcmp(argv[1], "record"))
 		usage();
 	s->o.psb_period = 4096;

@@ -329,12 +329,12 @@ int main(int argc, char **argv)
 	}
 	if (vo.kind == VIEW_NONE && !ncpus && !npids && !ntids) {
 		/* counting only: the block interface, no per-instruction work */
-		static struct ptd_block blocks[4096];
+		const struct ptd_block *blocks;
 		size_t n;
 		int have;
 
-		while ((rc = ptd_next_blocks(s, blocks, 4096, &n, &ev, &have)) == 0)
-			events += have;
+		while ((rc = ptd_next_blocks(s, &blocks, &n, &ev, &have)) == 0)
+			events += (unsigned long long)have;
 		goto done;
 	}
 	while ((rc = ptd_next(s, &ev)) == 0) {

@@ -1,0 +1,1240 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * walk - `ptsynth walk`: generates the Intel PT trace that kernel tracing
+ * hardware with IP filtering would emit for a walk through a capture's real
+ * code, and the walk itself as ground truth (OUT.ptd/expected.insn).
+ *
+ * The code: the capture's text store rows (BPF JIT images with their
+ * valid_from/valid_to windows), plus rows of extra text stores (--text DIR,
+ * e.g. the patched versions of a tail-call site the loader read through
+ * prog info) and raw code files (--code FILE:ADDR[:FROM:TO]).  Extra rows
+ * override capture rows they overlap in address and time: the capture row
+ * keeps only the time before the first and after the last extra row.
+ *
+ * The walk, one segment per `segment TIME ADDR MAX` line (or --segment
+ * TIME:ADDR:MAX), starts at ADDR at perf time TIME and reads every
+ * instruction from the row valid at the current time:
+ *   - conditional branch: taken or not by a seeded random choice (--seed);
+ *   - direct jump/call: to its target; a call pushes its return address;
+ *   - return: to the top of the walk's own call stack;
+ *   - indirect jump/call (in the code or through a __x86_indirect_thunk_*):
+ *     to the target `target FROM TO` (--target FROM:TO) names for that
+ *     branch, else the segment stops in front of it;
+ *   - the traced range is every address some row holds at that time (the
+ *     IP filter): a branch out of it gives TIP.PGD(target), re-entering it
+ *     TIP.PGE.  A call out of it (a kernel helper) comes back to its return
+ *     address; a jump to a return thunk (how BPF JIT code returns here)
+ *     returns to the top of the walk stack, or ends the segment when the
+ *     stack is empty (the program returned to its kernel caller);
+ *   - after MAX instructions, the segment stops (FUP + TIP.PGD).
+ * Time: TSC = perf-clock ns (time_mult 1, time_shift 0), one ns per
+ * instruction; each segment's TSC packet puts it at TIME.  A walk that runs
+ * past the end of the window of the code it is in is refused.
+ *
+ * OUT.ptd gets perf.data (intel_pt attr for kernel tracing, the capture's
+ * KSYMBOL, BPF_EVENT, MMAP2, COMM and TEXT_POKE records with their original
+ * timestamps, AUXTRACE_INFO, ITRACE_START, AUXTRACE + AUX), text/ (the rows
+ * above), bpf/ (copied), expected.insn, cmd and info.
+ */
+#define _GNU_SOURCE
+#include "walk.h"
+
+#include <capstone/capstone.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "perfdata.h"
+#include "perfwrite.h"
+#include "ptdecode.h"
+#include "ptgen.h"
+#include "textstore.h"
+#include "util.h"
+
+#define PT_PMU_TYPE 8
+#define PT_ID 1000
+#define DUMMY_ID 1001
+#define CPUID_STR "GenuineIntel,6,158,10"
+#define CFG_PT (1ull << 0)
+#define CFG_TSC (1ull << 10)
+#define CFG_NORETCOMP (1ull << 11)
+#define CFG_BRANCH (1ull << 13)
+/* Where a program "returns to" when it leaves for its kernel caller: any
+ * address outside the traced range will do; its value is not checked. */
+#define OUTSIDE_IP 0xffffffff81000000ull
+#define MAX_STACK 256
+
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "ptsynth walk: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+static void *xgrow(void *p, size_t *cap, size_t need, size_t size)
+{
+	if (util_grow(&p, cap, need, size) < 0)
+		die("out of memory");
+	return p;
+}
+
+/* ---------------- code rows ---------------- */
+
+struct row {
+	struct textstore_entry e;
+	const uint8_t *bytes;   /* NULL: range known, bytes not */
+	int extra;              /* from --text / --code */
+	int used;
+};
+
+struct segment {
+	uint64_t time, addr, max;
+	size_t order;
+};
+
+struct target {
+	uint64_t from, to;
+};
+
+struct sbrec {                  /* a copied sideband record */
+	uint32_t type;
+	uint16_t misc;
+	struct perfwrite_sid sid;
+	size_t seq;
+	union {
+		struct perfdata_ksymbol k;
+		struct perfdata_bpf_event b;
+		struct perfdata_mmap m;
+		struct perfdata_comm c;
+		struct perfdata_text_poke t;
+	} u;
+	char *str;              /* owned copy of the name / file / comm */
+	uint8_t *poke;          /* owned old + new bytes of a TEXT_POKE */
+};
+
+struct piece {                  /* one AUXTRACE piece */
+	uint8_t *data;
+	size_t len;
+	uint64_t tsc_first, tsc_last;
+};
+
+struct walk {
+	const char *out, *from;
+	uint64_t seed, rng;
+	uint32_t psb_period, helper_cycles;
+	int32_t pid;
+	const char *comm;       /* --comm: COMM/MMAP2 of these processes only */
+	int bpf_used;           /* --bpf-used: bpf/ files of walked programs */
+	struct row *rows;
+	size_t nrows, rcap;
+	struct segment *segs;
+	size_t nsegs, scap;
+	struct target *targets;
+	size_t ntargets, tcap;
+	uint64_t *ret_thunks, *ind_thunks;
+	size_t nret, retcap, nind, indcap;
+	struct textstore **stores;
+	size_t nstores, stcap;
+	uint8_t **owned;
+	size_t nowned, ocap;
+	struct sbrec *sb;
+	size_t nsb, sbcap;
+	struct piece *pieces;
+	size_t npieces, pcap;
+	csh cs;
+	struct ptgen *gen;
+	FILE *expected;
+	uint64_t ninsns, nleaves, nenters, nrandom;
+	char err[512];
+};
+
+static uint64_t rnd(struct walk *w)
+{
+	w->rng ^= w->rng << 13;
+	w->rng ^= w->rng >> 7;
+	w->rng ^= w->rng << 17;
+	return w->rng;
+}
+
+static uint64_t parse_u64(const char *s, const char *what)
+{
+	char *end;
+	uint64_t v;
+
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || end == s || *end)
+		die("bad %s '%s'", what, s);
+	return v;
+}
+
+static void add_row(struct walk *w, const struct textstore_entry *e,
+		    const uint8_t *bytes, int extra)
+{
+	struct row *r;
+
+	w->rows = xgrow(w->rows, &w->rcap, w->nrows + 1, sizeof(*w->rows));
+	r = &w->rows[w->nrows++];
+	memset(r, 0, sizeof(*r));
+	r->e = *e;
+	r->bytes = bytes;
+	r->extra = extra;
+}
+
+static void load_store(struct walk *w, const char *dir, int extra)
+{
+	struct textstore *ts;
+	char err[512];
+
+	if (textstore_open(dir, &ts, err, sizeof(err)))
+		die("%s", err);
+	w->stores = xgrow(w->stores, &w->stcap, w->nstores + 1, sizeof(*w->stores));
+	w->stores[w->nstores++] = ts;
+	for (size_t i = 0; i < textstore_count(ts); i++) {
+		const struct textstore_entry *e = textstore_get(ts, i);
+		const uint8_t *b = NULL;
+
+		if (strcmp(e->hash, "-") && textstore_bytes(ts, i, &b, err, sizeof(err))) {
+			fprintf(stderr, "ptsynth walk: %s: the range has no bytes\n", err);
+			b = NULL;
+		}
+		add_row(w, e, b, extra);
+	}
+}
+
+/* --code FILE:ADDR[:FROM:TO] */
+static void load_code(struct walk *w, const char *spec)
+{
+	char *s = strdup(spec), *f[5] = { 0 }, *save = NULL;
+	struct textstore_entry e;
+	struct util_map m;
+	uint8_t *copy;
+	int n = 0;
+
+	if (!s)
+		die("out of memory");
+	/* the file name may not contain ':' */
+	for (char *t = strtok_r(s, ":", &save); t && n < 5; t = strtok_r(NULL, ":", &save))
+		f[n++] = t;
+	if (n != 2 && n != 4)
+		die("--code wants FILE:ADDR or FILE:ADDR:FROM:TO, not '%s'", spec);
+	if (util_map_file(f[0], &m, w->err, sizeof(w->err)) < 0)
+		die("%s", w->err);
+	if (!m.size)
+		die("--code %s: the file is empty", f[0]);
+	copy = malloc(m.size);
+	if (!copy)
+		die("out of memory");
+	memcpy(copy, m.data, m.size);
+	memset(&e, 0, sizeof(e));
+	snprintf(e.kind, sizeof(e.kind), "jit");
+	e.start = parse_u64(f[1], "--code address");
+	e.len = m.size;
+	e.valid_from = n == 4 ? parse_u64(f[2], "--code valid-from") : 0;
+	e.valid_to = n == 4 && strcmp(f[3], "-") ? parse_u64(f[3], "--code valid-to")
+						  : TEXTSTORE_OPEN_END;
+	if (e.valid_to <= e.valid_from)
+		die("--code %s: empty time window", spec);
+	e.pid = -1;
+	snprintf(e.source, sizeof(e.source), "file");
+	snprintf(e.tag, sizeof(e.tag), "-");
+	snprintf(e.build_id, sizeof(e.build_id), "-");
+	snprintf(e.name, sizeof(e.name), "%.255s", f[0]);
+	util_unmap(&m);
+	w->owned = xgrow(w->owned, &w->ocap, w->nowned + 1, sizeof(*w->owned));
+	w->owned[w->nowned++] = copy;
+	add_row(w, &e, copy, 1);
+	free(s);
+}
+
+static int overlap(const struct textstore_entry *a, const struct textstore_entry *b)
+{
+	return a->pid == b->pid && a->start < b->start + b->len &&
+	       b->start < a->start + a->len && a->valid_from < b->valid_to &&
+	       b->valid_from < a->valid_to;
+}
+
+/* Extra rows override the capture rows they overlap (see the top). */
+static void apply_overrides(struct walk *w)
+{
+	size_t n = w->nrows;
+
+	for (size_t i = 0; i < n; i++) {
+		struct row *r = &w->rows[i];
+		uint64_t lo = UINT64_MAX, hi = 0;
+		struct textstore_entry after;
+
+		if (r->extra)
+			continue;
+		for (size_t j = 0; j < n; j++) {
+			const struct row *x = &w->rows[j];
+			if (!x->extra || !overlap(&r->e, &x->e))
+				continue;
+			if (x->e.valid_from < lo)
+				lo = x->e.valid_from;
+			if (x->e.valid_to > hi)
+				hi = x->e.valid_to;
+		}
+		if (lo == UINT64_MAX)
+			continue;
+		after = r->e;
+		if (hi < r->e.valid_to) {   /* keeps the time after the last */
+			after.valid_from = hi;
+			add_row(w, &after, w->rows[i].bytes, 0);
+			r = &w->rows[i];
+		}
+		if (lo > r->e.valid_from) { /* and the time before the first */
+			r->e.valid_to = lo;
+		} else {                    /* nothing left before: drop it */
+			r->e.valid_from = r->e.valid_to = 0;
+			r->e.len = 0;
+		}
+	}
+}
+
+/* The row holding addr at time t, or NULL.  Rows that agree (a prog-info
+ * and a fence copy of the same image) are one; rows that disagree make the
+ * walk refuse the address. */
+static struct row *row_at(struct walk *w, uint64_t addr, uint64_t t)
+{
+	struct row *best = NULL;
+
+	for (size_t i = 0; i < w->nrows; i++) {
+		struct row *r = &w->rows[i];
+		if (!r->e.len || addr < r->e.start || addr - r->e.start >= r->e.len ||
+		    t < r->e.valid_from || t >= r->e.valid_to)
+			continue;
+		if (!best) {
+			best = r;
+			continue;
+		}
+		if (!best->bytes || (r->bytes && (r->e.start != best->e.start ||
+						  strcmp(r->e.hash, best->e.hash)))) {
+			if (best->bytes && r->bytes)
+				die("%#" PRIx64 " at time %" PRIu64 ": two versions of the "
+				    "code (%s, %s) are valid at once", addr, t,
+				    best->e.name, r->e.name);
+			if (r->bytes)
+				best = r;
+		}
+	}
+	return best;
+}
+
+static int held_ever(struct walk *w, uint64_t addr)
+{
+	for (size_t i = 0; i < w->nrows; i++)
+		if (w->rows[i].e.len && addr >= w->rows[i].e.start &&
+		    addr - w->rows[i].e.start < w->rows[i].e.len)
+			return 1;
+	return 0;
+}
+
+static int in_list(const uint64_t *v, size_t n, uint64_t a)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i] == a)
+			return 1;
+	return 0;
+}
+
+/* Return and indirect-branch thunks from the capture's kallsyms. */
+static void load_thunks(struct walk *w)
+{
+	char path[4096], line[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/kallsyms", w->from);
+	if (!(f = fopen(path, "re")))
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long a;
+		char type, name[256];
+
+		if (sscanf(line, "%llx %c %255s", &a, &type, name) != 3 || !a)
+			continue;
+		if (strstr(name, "return_thunk")) {
+			w->ret_thunks = xgrow(w->ret_thunks, &w->retcap, w->nret + 1, 8);
+			w->ret_thunks[w->nret++] = a;
+		} else if (strstr(name, "indirect") && strstr(name, "thunk")) {
+			w->ind_thunks = xgrow(w->ind_thunks, &w->indcap, w->nind + 1, 8);
+			w->ind_thunks[w->nind++] = a;
+		}
+	}
+	fclose(f);
+}
+
+/* ---------------- instructions ---------------- */
+
+static int is_cond(unsigned id)
+{
+	switch (id) {
+	case X86_INS_JA: case X86_INS_JAE: case X86_INS_JB: case X86_INS_JBE:
+	case X86_INS_JE: case X86_INS_JG: case X86_INS_JGE: case X86_INS_JL:
+	case X86_INS_JLE: case X86_INS_JNE: case X86_INS_JNO: case X86_INS_JNP:
+	case X86_INS_JNS: case X86_INS_JO: case X86_INS_JP: case X86_INS_JS:
+	case X86_INS_JCXZ: case X86_INS_JECXZ: case X86_INS_JRCXZ:
+	case X86_INS_LOOP: case X86_INS_LOOPE: case X86_INS_LOOPNE:
+		return 1;
+	}
+	return 0;
+}
+
+/* Decodes the instruction at ip from row r. */
+static void classify(struct walk *w, const struct row *r, uint64_t ip,
+		     struct ptgen_insn *out)
+{
+	uint64_t off = ip - r->e.start, a = ip;
+	size_t avail = r->e.len - off < 16 ? (size_t)(r->e.len - off) : 16;
+	const uint8_t *p = r->bytes + off;
+	cs_insn *ci = cs_malloc(w->cs);
+	const cs_x86 *x;
+
+	memset(out, 0, sizeof(*out));
+	if (!ci || !cs_disasm_iter(w->cs, &p, &avail, &a, ci))
+		die("cannot decode the instruction at %#" PRIx64 " in %s", ip, r->e.name);
+	x = &ci->detail->x86;
+	out->len = (uint8_t)ci->size;
+	switch (ci->id) {
+	case X86_INS_JMP:
+	case X86_INS_CALL:
+		if (x->op_count == 1 && x->operands[0].type == X86_OP_IMM) {
+			out->cls = ci->id == X86_INS_JMP ? PTG_JMP_DIRECT : PTG_CALL_DIRECT;
+			out->target = (uint64_t)x->operands[0].imm;
+		} else {
+			out->cls = ci->id == X86_INS_JMP ? PTG_JMP_INDIRECT : PTG_CALL_INDIRECT;
+		}
+		break;
+	case X86_INS_RET:
+		out->cls = PTG_RET;
+		break;
+	case X86_INS_SYSCALL: case X86_INS_SYSENTER: case X86_INS_INT:
+	case X86_INS_INT1: case X86_INS_INT3: case X86_INS_INTO:
+	case X86_INS_LJMP: case X86_INS_LCALL: case X86_INS_RETF:
+	case X86_INS_RETFQ: case X86_INS_IRET: case X86_INS_IRETD:
+	case X86_INS_IRETQ: case X86_INS_UD2: case X86_INS_SYSEXIT:
+	case X86_INS_SYSRET: case X86_INS_HLT:
+		out->cls = PTG_FAR;
+		break;
+	default:
+		if (is_cond(ci->id)) {
+			out->cls = PTG_COND;
+			out->target = (uint64_t)x->operands[0].imm;
+		}
+		break;
+	}
+	cs_free(ci, 1);
+}
+
+static int lookup_target(const struct walk *w, uint64_t from, uint64_t *to)
+{
+	for (size_t i = 0; i < w->ntargets; i++)
+		if (w->targets[i].from == from) {
+			*to = w->targets[i].to;
+			return 1;
+		}
+	return 0;
+}
+
+static void check(int r, const char *what)
+{
+	if (r < 0)
+		die("%s failed: %s", what, ptd_strerror(r));
+}
+
+/* Is addr traced at time t?  Refuses addresses whose code exists only at
+ * other times: that walk would run through bytes that were not there. */
+static struct row *traced(struct walk *w, uint64_t addr, uint64_t t)
+{
+	struct row *r = row_at(w, addr, t);
+
+	if (r && !r->bytes)
+		die("%#" PRIx64 " at time %" PRIu64 ": the bytes of %s were not "
+		    "captured; the walk cannot go there", addr, t, r->e.name);
+	if (!r && held_ever(w, addr))
+		die("%#" PRIx64 ": no code there at time %" PRIu64 " (the walk ran "
+		    "outside the time window of the code; pick another segment time "
+		    "or fewer instructions)", addr, t);
+	return r;
+}
+
+static void emit_insn(struct walk *w, uint64_t ip)
+{
+	fprintf(w->expected, "0x%" PRIx64 "\n", ip);
+	w->ninsns++;
+}
+
+/* One segment of the walk. */
+static void walk_segment(struct walk *w, const struct segment *sg, FILE *log)
+{
+	uint64_t stack[MAX_STACK], ip = sg->addr, n = 0;
+	int sp = 0;
+	const char *why = "max instructions";
+
+	if (sg->time < ptgen_tsc(w->gen))
+		die("segment at %" PRIu64 " overlaps the previous one (it ends at "
+		    "%" PRIu64 ")", sg->time, ptgen_tsc(w->gen));
+	ptgen_advance(w->gen, sg->time - ptgen_tsc(w->gen));
+	if (!traced(w, ip, sg->time))
+		die("segment %" PRIu64 ":%#" PRIx64 ": no code at that address and "
+		    "time", sg->time, ip);
+	/* Segments are far apart in time: a PSB+ between them is what
+	 * hardware would have emitted, and it lets a decoder that lost sync
+	 * in one segment decode the next. */
+	check(ptgen_sync(w->gen, ip), "packet generation");
+	check(ptgen_enable(w->gen, ip), "packet generation");
+	w->nenters++;
+	for (;;) {
+		uint64_t t = ptgen_tsc(w->gen), fall, next, to;
+		struct row *r = traced(w, ip, t);
+		struct ptgen_insn in;
+		int resume = 0;   /* re-enter the range at next2 */
+		uint64_t next2 = 0;
+
+		if (!r)
+			die("internal: walk at %#" PRIx64 " outside the traced range", ip);
+		if (n >= sg->max) {
+			check(ptgen_async_disable(w->gen, ip), "packet generation");
+			break;
+		}
+		r->used = 1;
+		classify(w, r, ip, &in);
+		fall = ip + in.len;
+		next = fall;
+		switch (in.cls) {
+		case PTG_OTHER:
+			break;
+		case PTG_COND:
+			w->nrandom++;
+			if (rnd(w) >> 63)
+				next = in.target;
+			break;
+		case PTG_JMP_DIRECT:
+		case PTG_CALL_DIRECT:
+			next = in.target;
+			break;
+		case PTG_JMP_INDIRECT:
+		case PTG_CALL_INDIRECT:
+			if (!lookup_target(w, ip, &next)) {
+				why = "indirect branch without a target";
+				check(ptgen_async_disable(w->gen, ip), "packet generation");
+				goto done;
+			}
+			break;
+		case PTG_RET:
+			next = sp ? stack[--sp] : OUTSIDE_IP;
+			break;
+		case PTG_FAR:
+			why = "far branch / trap";
+			check(ptgen_async_disable(w->gen, ip), "packet generation");
+			goto done;
+		}
+		if ((in.cls == PTG_CALL_DIRECT || in.cls == PTG_CALL_INDIRECT) &&
+		    next != fall) {
+			if (sp == MAX_STACK)
+				die("walk call stack deeper than %d at %#" PRIx64, MAX_STACK, ip);
+			stack[sp++] = fall;
+		}
+		emit_insn(w, ip);
+		n++;
+		if (traced(w, next, t + 1)) {
+			check(ptgen_insn(w->gen, ip, &in, next), "packet generation");
+			ip = next;
+			continue;
+		}
+		/* The branch leaves the traced range. */
+		if (in.cls == PTG_JMP_DIRECT && in_list(w->ret_thunks, w->nret, next)) {
+			/* BPF JIT return: through the return thunk */
+			if (sp) {
+				resume = 1;
+				next2 = stack[--sp];
+			}
+		} else if ((in.cls == PTG_JMP_DIRECT || in.cls == PTG_CALL_DIRECT) &&
+			   in_list(w->ind_thunks, w->nind, next)) {
+			/* indirect branch through a retpoline thunk */
+			if (lookup_target(w, ip, &to)) {
+				resume = 1;
+				next2 = to;
+				if (in.cls == PTG_CALL_DIRECT && !traced(w, to, t + 1)) {
+					sp--;   /* an untraced callee returns to fall */
+					next2 = fall;
+				}
+			} else if (in.cls == PTG_CALL_DIRECT) {
+				why = "indirect call through a thunk without a target";
+			}
+		} else if (in.cls == PTG_CALL_DIRECT || in.cls == PTG_CALL_INDIRECT) {
+			/* a kernel function outside the range returns here */
+			resume = 1;
+			next2 = stack[--sp];
+		}
+		check(ptgen_leave(w->gen, ip, &in, next), "packet generation");
+		w->nleaves++;
+		if (!resume) {
+			why = in.cls == PTG_RET || in.cls == PTG_JMP_DIRECT ? "left the range"
+									     : why;
+			break;
+		}
+		ptgen_advance(w->gen, w->helper_cycles);
+		if (!traced(w, next2, ptgen_tsc(w->gen)))
+			die("the walk returns to %#" PRIx64 ", which is not traced", next2);
+		check(ptgen_enable(w->gen, next2), "packet generation");
+		w->nenters++;
+		ip = next2;
+	}
+done:
+	fprintf(log, "segment time=%" PRIu64 " start=%#" PRIx64 " insns=%" PRIu64
+		" first_line=%" PRIu64 " end=%s\n", sg->time, sg->addr, n,
+		w->ninsns - n + 1, why);
+	ptgen_advance(w->gen, 1000);
+}
+
+/* ---------------- spec ---------------- */
+
+static void add_segment(struct walk *w, uint64_t t, uint64_t a, uint64_t max)
+{
+	struct segment *s;
+
+	if (!max)
+		die("a segment needs MAX_INSNS > 0");
+	w->segs = xgrow(w->segs, &w->scap, w->nsegs + 1, sizeof(*w->segs));
+	s = &w->segs[w->nsegs];
+	s->time = t;
+	s->addr = a;
+	s->max = max;
+	s->order = w->nsegs++;
+}
+
+static void add_target(struct walk *w, uint64_t from, uint64_t to)
+{
+	w->targets = xgrow(w->targets, &w->tcap, w->ntargets + 1, sizeof(*w->targets));
+	w->targets[w->ntargets].from = from;
+	w->targets[w->ntargets++].to = to;
+}
+
+/* "T:A:N" or "F:T" */
+static int split(char *s, char **f, int max)
+{
+	int n = 0;
+	char *save = NULL;
+	for (char *t = strtok_r(s, ":", &save); t && n < max; t = strtok_r(NULL, ":", &save))
+		f[n++] = t;
+	return n;
+}
+
+static void read_spec(struct walk *w, const char *path)
+{
+	FILE *f = fopen(path, "re");
+	char line[1024];
+	int lineno = 0;
+
+	if (!f)
+		die("cannot open the walk spec %s: %s", path, strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		char kw[32], a[64], b[64], c[64];
+		int n;
+
+		lineno++;
+		n = sscanf(line, "%31s %63s %63s %63s", kw, a, b, c);
+		if (n <= 0 || kw[0] == '#')
+			continue;
+		if (!strcmp(kw, "segment") && n == 4)
+			add_segment(w, parse_u64(a, "segment time"), parse_u64(b, "segment address"),
+				    parse_u64(c, "segment max"));
+		else if (!strcmp(kw, "target") && n == 3)
+			add_target(w, parse_u64(a, "target from"), parse_u64(b, "target to"));
+		else
+			die("%s:%d: expected `segment TIME ADDR MAX` or `target FROM TO`",
+			    path, lineno);
+	}
+	fclose(f);
+}
+
+static int seg_cmp(const void *a, const void *b)
+{
+	const struct segment *x = a, *y = b;
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* ---------------- sideband and perf.data ---------------- */
+
+static int sb_cmp(const void *a, const void *b)
+{
+	const struct sbrec *x = a, *y = b;
+	if (x->sid.time != y->sid.time)
+		return x->sid.time < y->sid.time ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static char *xstrdup(const char *s)
+{
+	char *d = strdup(s ? s : "");
+	if (!d)
+		die("out of memory");
+	return d;
+}
+
+/* Keeps COMM and MMAP2 records only of the pids that had w->comm. */
+static void filter_comm(struct walk *w)
+{
+	uint32_t *pids = NULL;
+	size_t npids = 0, pcap = 0, k = 0;
+
+	for (size_t i = 0; i < w->nsb; i++)
+		if (w->sb[i].type == PD_RECORD_COMM && !strcmp(w->sb[i].str, w->comm)) {
+			pids = xgrow(pids, &pcap, npids + 1, sizeof(*pids));
+			pids[npids++] = w->sb[i].u.c.pid;
+		}
+	for (size_t i = 0; i < w->nsb; i++) {
+		struct sbrec *s = &w->sb[i];
+		uint32_t pid = s->type == PD_RECORD_COMM ? s->u.c.pid :
+			       s->type == PD_RECORD_MMAP2 ? s->u.m.pid : 0;
+		int keep = 1;
+
+		if (s->type == PD_RECORD_COMM || s->type == PD_RECORD_MMAP2) {
+			keep = 0;
+			for (size_t j = 0; j < npids; j++)
+				keep |= pids[j] == pid;
+		}
+		if (keep) {
+			w->sb[k++] = *s;
+		} else {
+			free(s->str);
+			free(s->poke);
+		}
+	}
+	w->nsb = k;
+	free(pids);
+}
+
+static void read_sideband(struct walk *w)
+{
+	char path[4096], err[512];
+	struct perfdata *pd;
+	struct perfdata_record rec;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/perf.data", w->from);
+	if (perfdata_open(path, &pd, err, sizeof(err)))
+		die("%s", err);
+	while ((rc = perfdata_next(pd, &rec)) == 0) {
+		struct sbrec s;
+
+		memset(&s, 0, sizeof(s));
+		s.type = rec.type;
+		s.misc = rec.misc;
+		s.sid.pid = rec.sid.pid;
+		s.sid.tid = rec.sid.tid;
+		s.sid.time = rec.sid.time;
+		s.sid.cpu = rec.sid.cpu;
+		s.sid.id = DUMMY_ID;
+		if (!rec.sid.has_time)
+			continue;
+		switch (rec.type) {
+		case PD_RECORD_KSYMBOL:
+			if (perfdata_parse_ksymbol(&rec, &s.u.k))
+				continue;
+			s.str = xstrdup(s.u.k.name);
+			break;
+		case PD_RECORD_BPF_EVENT:
+			if (perfdata_parse_bpf_event(&rec, &s.u.b))
+				continue;
+			break;
+		case PD_RECORD_MMAP2:
+			if (perfdata_parse_mmap(&rec, &s.u.m))
+				continue;
+			s.str = xstrdup(s.u.m.filename);
+			break;
+		case PD_RECORD_COMM:
+			if (perfdata_parse_comm(&rec, &s.u.c))
+				continue;
+			s.str = xstrdup(s.u.c.comm);
+			break;
+		case PD_RECORD_TEXT_POKE:
+			if (perfdata_parse_text_poke(&rec, &s.u.t))
+				continue;
+			s.poke = malloc((size_t)s.u.t.old_len + s.u.t.new_len + 1);
+			if (!s.poke)
+				die("out of memory");
+			memcpy(s.poke, s.u.t.old_bytes, s.u.t.old_len);
+			memcpy(s.poke + s.u.t.old_len, s.u.t.new_bytes, s.u.t.new_len);
+			break;
+		default:
+			continue;
+		}
+		s.seq = w->nsb;
+		w->sb = xgrow(w->sb, &w->sbcap, w->nsb + 1, sizeof(*w->sb));
+		w->sb[w->nsb++] = s;
+	}
+	if (rc != PTD_ERR_END)
+		die("%s: cannot read records", path);
+	perfdata_close(pd);
+	qsort(w->sb, w->nsb, sizeof(*w->sb), sb_cmp);
+	if (w->comm)
+		filter_comm(w);
+}
+
+static void write_sb(struct walk *w, struct perfwrite *pw, const struct sbrec *s)
+{
+	int r = 0;
+
+	switch (s->type) {
+	case PD_RECORD_KSYMBOL:
+		r = perfwrite_ksymbol(pw, &s->sid, s->u.k.addr, s->u.k.len,
+				      s->u.k.ksym_type, s->u.k.flags, s->str);
+		break;
+	case PD_RECORD_BPF_EVENT:
+		r = perfwrite_bpf_event(pw, &s->sid, s->u.b.type, s->u.b.flags,
+					s->u.b.id, s->u.b.tag);
+		break;
+	case PD_RECORD_MMAP2: {
+		const struct perfdata_mmap *m = &s->u.m;
+		r = perfwrite_mmap2(pw, &s->sid, s->misc & PD_MISC_CPUMODE_MASK, m->pid,
+				    m->tid, m->addr, m->len, m->pgoff,
+				    m->has_build_id ? m->build_id : NULL,
+				    m->has_build_id ? m->build_id_size : 0, m->maj, m->min,
+				    m->ino, m->ino_generation, m->prot, m->flags, s->str);
+		break;
+	}
+	case PD_RECORD_COMM:
+		r = perfwrite_comm(pw, &s->sid, s->u.c.pid, s->u.c.tid, s->str, s->u.c.exec);
+		break;
+	case PD_RECORD_TEXT_POKE:
+		r = perfwrite_text_poke(pw, &s->sid, s->u.t.addr, s->poke, s->u.t.old_len,
+					s->poke + s->u.t.old_len, s->u.t.new_len);
+		break;
+	}
+	check(r, "writing a sideband record");
+}
+
+static int keep_piece(void *ctx, const uint8_t *data, size_t len,
+		      uint64_t tsc_first, uint64_t tsc_last)
+{
+	struct walk *w = ctx;
+	struct piece *p;
+
+	w->pieces = xgrow(w->pieces, &w->pcap, w->npieces + 1, sizeof(*w->pieces));
+	p = &w->pieces[w->npieces++];
+	p->data = malloc(len);
+	if (!p->data)
+		return PTD_ERR_NOMEM;
+	memcpy(p->data, data, len);
+	p->len = len;
+	p->tsc_first = tsc_first;
+	p->tsc_last = tsc_last;
+	return 0;
+}
+
+static void add_attrs(struct perfwrite *pw)
+{
+	uint8_t attr[128] = { 0 };
+	uint32_t v32;
+	uint64_t v64, id, flags;
+	uint64_t st = PW_SAMPLE_IP | PW_SAMPLE_TID | PW_SAMPLE_TIME | PW_SAMPLE_CPU |
+		      PW_SAMPLE_IDENTIFIER;
+
+	v32 = PT_PMU_TYPE; memcpy(attr, &v32, 4);
+	v32 = 128; memcpy(attr + 4, &v32, 4);
+	v64 = CFG_PT | CFG_BRANCH | CFG_TSC;
+	memcpy(attr + 8, &v64, 8);
+	v64 = 1; memcpy(attr + 16, &v64, 8);
+	memcpy(attr + 24, &st, 8);
+	/* kernel tracing: disabled(0) exclude_user(4) exclude_hv(6)
+	 * sample_id_all(18) */
+	flags = 1ull << 0 | 1ull << 4 | 1ull << 6 | 1ull << 18;
+	memcpy(attr + 40, &flags, 8);
+	id = PT_ID;
+	check(perfwrite_add_attr(pw, attr, &id, 1, "intel_pt//k"), "attr");
+	memset(attr, 0, sizeof(attr));
+	v32 = 1; memcpy(attr, &v32, 4);             /* PERF_TYPE_SOFTWARE */
+	v32 = 128; memcpy(attr + 4, &v32, 4);
+	v64 = 9; memcpy(attr + 8, &v64, 8);         /* PERF_COUNT_SW_DUMMY */
+	v64 = 1; memcpy(attr + 16, &v64, 8);
+	memcpy(attr + 24, &st, 8);
+	/* + mmap(8) comm(9) task(13) mmap2(23) comm_exec(24) ksymbol(29)
+	 * bpf_event(30) text_poke(33) */
+	flags = 1ull << 0 | 1ull << 6 | 1ull << 8 | 1ull << 9 | 1ull << 13 |
+		1ull << 18 | 1ull << 23 | 1ull << 24 | 1ull << 29 | 1ull << 30 |
+		1ull << 33;
+	memcpy(attr + 40, &flags, 8);
+	id = DUMMY_ID;
+	check(perfwrite_add_attr(pw, attr, &id, 1, "dummy:k"), "attr");
+}
+
+static void write_perf_data(struct walk *w, int argc, char **argv)
+{
+	char path[4096];
+	struct perfwrite *pw;
+	uint64_t priv[17] = { 0 }, aux_offset = 0;
+	size_t i = 0, j = 0;
+	int itrace = 0;
+	const char **args;
+
+	snprintf(path, sizeof(path), "%s/perf.data", w->out);
+	if (perfwrite_open(&pw, path, w->err, sizeof(w->err)))
+		die("%s", w->err);
+	add_attrs(pw);
+	/* AUXTRACE_INFO (tools/perf/util/intel-pt.h layout); TSC = ns. */
+	priv[0] = PT_PMU_TYPE;
+	priv[1] = 0;                   /* time_shift */
+	priv[2] = 1;                   /* time_mult */
+	priv[3] = 0;                   /* time_zero */
+	priv[4] = 1;                   /* cap_user_time_zero */
+	priv[5] = CFG_TSC;
+	priv[6] = CFG_NORETCOMP;
+	priv[7] = 0;                   /* have_sched_switch */
+	priv[8] = 0;
+	priv[9] = 1;                   /* per_cpu_mmaps */
+	priv[10] = 1ull << 9;
+	priv[11] = 0xfull << 14;
+	priv[12] = 2;
+	priv[13] = 1;
+	priv[14] = 1ull << 1;
+	priv[15] = 32;
+	priv[16] = 0;
+	check(perfwrite_auxtrace_info(pw, 1, priv, 17, NULL, 0), "AUXTRACE_INFO");
+	check(perfwrite_time_conv(pw, 0, 1, 0, 0, 0, 1, 0), "TIME_CONV");
+	/* Sideband and trace pieces in time order. */
+	while (i < w->nsb || j < w->npieces) {
+		int take_sb = j >= w->npieces ||
+			      (i < w->nsb && w->sb[i].sid.time <= w->pieces[j].tsc_first);
+		struct perfwrite_sid sid = { 0 };
+
+		if (take_sb) {
+			write_sb(w, pw, &w->sb[i++]);
+			continue;
+		}
+		sid.pid = (uint32_t)w->pid;
+		sid.tid = (uint32_t)w->pid;
+		sid.id = PT_ID;
+		sid.cpu = 0;
+		sid.time = w->pieces[j].tsc_first;
+		if (!itrace) {
+			check(perfwrite_itrace_start(pw, &sid, (uint32_t)w->pid,
+						     (uint32_t)w->pid), "ITRACE_START");
+			itrace = 1;
+		}
+		check(perfwrite_auxtrace(pw, w->pieces[j].data, w->pieces[j].len, aux_offset,
+					 w->pieces[j].tsc_first, 0, (uint32_t)-1, 0),
+		      "AUXTRACE");
+		sid.time = w->pieces[j].tsc_last;
+		check(perfwrite_aux(pw, &sid, aux_offset, (w->pieces[j].len + 7) & ~(size_t)7, 0),
+		      "AUX");
+		aux_offset += (w->pieces[j].len + 7) & ~(size_t)7;
+		j++;
+	}
+	perfwrite_feat_string(pw, PW_FEAT_HOSTNAME, "ptsynth");
+	perfwrite_feat_string(pw, PW_FEAT_OSRELEASE, "6.18.0-ptsynth-walk");
+	perfwrite_feat_string(pw, PW_FEAT_VERSION, "6.1.ptsynth");
+	perfwrite_feat_string(pw, PW_FEAT_ARCH, "x86_64");
+	perfwrite_feat_nrcpus(pw, 1, 1);
+	perfwrite_feat_string(pw, PW_FEAT_CPUDESC,
+			      "Intel(R) Core(TM) i7-8700 CPU @ 3.20GHz (ptsynth)");
+	perfwrite_feat_string(pw, PW_FEAT_CPUID, CPUID_STR);
+	perfwrite_feat_u64(pw, PW_FEAT_TOTAL_MEM, 16ull << 20);
+	perfwrite_feat_u64(pw, PW_FEAT_CLOCKID, 1);
+	args = calloc((size_t)argc + 1, sizeof(char *));
+	if (!args)
+		die("out of memory");
+	for (int k = 0; k < argc; k++)
+		args[k] = argv[k];
+	check(perfwrite_feat_cmdline(pw, argc, args), "cmdline");
+	free(args);
+	if (perfwrite_close(pw, w->err, sizeof(w->err)))
+		die("%s", w->err);
+}
+
+/* ---------------- output files ---------------- */
+
+static FILE *create_file(const char *dir, const char *name)
+{
+	char path[4096];
+	int fd;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0 || !(f = fdopen(fd, "w")))
+		die("cannot create %s: %s", path, strerror(errno));
+	return f;
+}
+
+static void write_text(struct walk *w)
+{
+	struct textstore_writer *tw;
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/text", w->out);
+	check(textstore_writer_open(path, &tw), "text store");
+	for (size_t i = 0; i < w->nrows; i++) {
+		struct textstore_entry e = w->rows[i].e;
+		if (!e.len)
+			continue;   /* fully overridden */
+		check(textstore_writer_add(tw, &e, w->rows[i].bytes), "text store row");
+	}
+	check(textstore_writer_close(tw), "text store");
+}
+
+static int prog_used(const struct walk *w, unsigned long id)
+{
+	for (size_t i = 0; i < w->nrows; i++)
+		if (w->rows[i].used && w->rows[i].e.prog_id == id && id)
+			return 1;
+	return 0;
+}
+
+/* Copies CAPTURE/bpf/ (regular files) into OUT/bpf/. */
+static void copy_bpf_dir(struct walk *w)
+{
+	char src[4096], dst[4096];
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(src, sizeof(src), "%s/bpf", w->from);
+	if (!(d = opendir(src)))
+		return;
+	snprintf(dst, sizeof(dst), "%s/bpf", w->out);
+	if (mkdir(dst, 0700) && errno != EEXIST)
+		die("cannot create %s: %s", dst, strerror(errno));
+	while ((de = readdir(d))) {
+		struct util_map m;
+		FILE *f;
+
+		if (de->d_name[0] == '.')
+			continue;
+		if (w->bpf_used && !prog_used(w, strtoul(de->d_name, NULL, 10)))
+			continue;
+		snprintf(src, sizeof(src), "%s/bpf/%s", w->from, de->d_name);
+		if (util_map_file(src, &m, w->err, sizeof(w->err)) < 0)
+			die("%s", w->err);
+		f = create_file(dst, de->d_name);
+		if (m.size && fwrite(m.data, 1, m.size, f) != m.size)
+			die("cannot write %s/%s", dst, de->d_name);
+		if (fclose(f))
+			die("cannot write %s/%s", dst, de->d_name);
+		util_unmap(&m);
+	}
+	closedir(d);
+}
+
+static void shell_quote(FILE *f, const char *a)
+{
+	int plain = *a != 0;
+	for (const char *p = a; *p; p++)
+		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+@%", *p))
+			plain = 0;
+	if (plain) {
+		fputs(a, f);
+		return;
+	}
+	fputc('\'', f);
+	for (const char *p = a; *p; p++)
+		fputs(*p == '\'' ? "'\\''" : (char[]){ *p, 0 }, f);
+	fputc('\'', f);
+}
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: ptsynth walk -o OUT.ptd --from CAPTURE.ptd [options] [WALKSPEC]\n"
+		"  WALKSPEC lines:  segment PERF_TIME_NS START_ADDR MAX_INSNS\n"
+		"                   target BRANCH_ADDR TARGET_ADDR   (indirect branches)\n"
+		"  --segment T:A:N  a segment (repeatable)\n"
+		"  --target F:T     the indirect branch at F goes to T (repeatable)\n"
+		"  --text DIR       extra text store rows; they override capture rows\n"
+		"  --code FILE:ADDR[:FROM:TO]  raw code bytes at ADDR, valid [FROM, TO)\n"
+		"  --seed N         seed of the conditional-branch choices (default 1)\n"
+		"  --psb-period N   bytes between PSB packets (default 4096)\n"
+		"  --helper-cycles N  ns spent in untraced kernel code per call (default 100)\n"
+		"  --pid N          pid for ITRACE_START (default 0)\n"
+		"  --comm NAME      copy COMM and MMAP2 records only of processes named NAME\n"
+		"                   (default: all; KSYMBOL/BPF_EVENT/TEXT_POKE always)\n"
+		"  --bpf-used       copy CAPTURE/bpf/ID.* only for programs the walk ran\n");
+	exit(2);
+}
+
+int walk_main(int argc, char **argv)
+{
+	static const struct option lopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "from", required_argument, NULL, 'f' },
+		{ "segment", required_argument, NULL, 'S' },
+		{ "target", required_argument, NULL, 't' },
+		{ "text", required_argument, NULL, 'x' },
+		{ "code", required_argument, NULL, 'c' },
+		{ "seed", required_argument, NULL, 's' },
+		{ "psb-period", required_argument, NULL, 'p' },
+		{ "helper-cycles", required_argument, NULL, 'h' },
+		{ "pid", required_argument, NULL, 'P' },
+		{ "comm", required_argument, NULL, 'C' },
+		{ "bpf-used", no_argument, NULL, 'B' },
+		{ NULL, 0, NULL, 0 }
+	};
+	static struct walk W;
+	struct walk *w = &W;
+	struct ptgen_opts go = { 0 };
+	struct ptgen_stats gs;
+	char path[4096];
+	char **texts = NULL, **codes = NULL;
+	size_t ntexts = 0, ncodes = 0, used = 0;
+	FILE *f, *log;
+	int c;
+
+	w->seed = 1;
+	w->psb_period = 4096;
+	w->helper_cycles = 100;
+	texts = calloc((size_t)argc, sizeof(char *));
+	codes = calloc((size_t)argc, sizeof(char *));
+	if (!texts || !codes)
+		die("out of memory");
+	optind = 2;
+	while ((c = getopt_long(argc, argv, "o:", lopts, NULL)) != -1) {
+		char buf[256], *fl[4];
+		switch (c) {
+		case 'o': w->out = optarg; break;
+		case 'f': w->from = optarg; break;
+		case 'S':
+			snprintf(buf, sizeof(buf), "%s", optarg);
+			if (split(buf, fl, 4) != 3)
+				die("--segment wants TIME:ADDR:MAX_INSNS");
+			add_segment(w, parse_u64(fl[0], "segment time"),
+				    parse_u64(fl[1], "segment address"),
+				    parse_u64(fl[2], "segment max"));
+			break;
+		case 't':
+			snprintf(buf, sizeof(buf), "%s", optarg);
+			if (split(buf, fl, 4) != 2)
+				die("--target wants FROM:TO");
+			add_target(w, parse_u64(fl[0], "target"), parse_u64(fl[1], "target"));
+			break;
+		case 'x': texts[ntexts++] = optarg; break;
+		case 'c': codes[ncodes++] = optarg; break;
+		case 's': w->seed = parse_u64(optarg, "--seed"); break;
+		case 'p': w->psb_period = (uint32_t)parse_u64(optarg, "--psb-period"); break;
+		case 'h': w->helper_cycles = (uint32_t)parse_u64(optarg, "--helper-cycles"); break;
+		case 'P': w->pid = (int32_t)parse_u64(optarg, "--pid"); break;
+		case 'C': w->comm = optarg; break;
+		case 'B': w->bpf_used = 1; break;
+		default: usage();
+		}
+	}
+	if (!w->out || !w->from)
+		usage();
+	for (; optind < argc; optind++)
+		read_spec(w, argv[optind]);
+	if (!w->nsegs)
+		die("no segments: give a WALKSPEC file or --segment");
+	if (w->psb_period < 64 || w->psb_period > 65536)
+		die("--psb-period must be 64..65536");
+	qsort(w->segs, w->nsegs, sizeof(*w->segs), seg_cmp);
+	w->rng = 0x9e3779b97f4a7c15ull ^ w->seed;
+	if (!w->rng)
+		w->rng = 1;
+
+	snprintf(path, sizeof(path), "%s/text", w->from);
+	load_store(w, path, 0);
+	for (size_t i = 0; i < ntexts; i++)
+		load_store(w, texts[i], 1);
+	for (size_t i = 0; i < ncodes; i++)
+		load_code(w, codes[i]);
+	apply_overrides(w);
+	load_thunks(w);
+	read_sideband(w);
+
+	if (mkdir(w->out, 0700) < 0 && errno != EEXIST)
+		die("cannot create %s: %s", w->out, strerror(errno));
+	if (cs_open(CS_ARCH_X86, CS_MODE_64, &w->cs) != CS_ERR_OK)
+		die("capstone cs_open failed");
+	cs_option(w->cs, CS_OPT_DETAIL, CS_OPT_ON);
+	go.psb_period = w->psb_period;
+	go.retcomp = 1;
+	go.long_tnt = 1;
+	go.tsc = 1;
+	go.cycles_per_insn = 1;
+	go.tsc0 = w->segs[0].time > 10000 ? w->segs[0].time - 10000 : 1;
+	go.cbr = 32;
+	if (ptgen_new(&w->gen, &go, keep_piece, w) < 0)
+		die("cannot set up the packet generator");
+	w->expected = create_file(w->out, "expected.insn");
+	log = create_file(w->out, "walk.log");
+	for (size_t i = 0; i < w->nsegs; i++)
+		walk_segment(w, &w->segs[i], log);
+	check(ptgen_finish(w->gen), "packet generation");
+	if (fclose(w->expected))
+		die("cannot write expected.insn");
+	write_perf_data(w, argc, argv);
+	write_text(w);
+	copy_bpf_dir(w);
+	for (size_t i = 0; i < w->nrows; i++)
+		if (w->rows[i].used) {
+			used++;
+			fprintf(log, "used %s %#" PRIx64 " len %" PRIu64 " [%" PRIu64 ", %"
+				PRIu64 ") %s\n", w->rows[i].e.kind, w->rows[i].e.start,
+				w->rows[i].e.len, w->rows[i].e.valid_from, w->rows[i].e.valid_to,
+				w->rows[i].e.name);
+		}
+	fclose(log);
+
+	f = create_file(w->out, "cmd");
+	for (int i = 0; i < argc; i++) {
+		if (i)
+			fputc(' ', f);
+		shell_quote(f, argv[i]);
+	}
+	fputc('\n', f);
+	fclose(f);
+	ptgen_get_stats(w->gen, &gs);
+	f = create_file(w->out, "info");
+	fprintf(f, "tool=ptsynth-walk\nversion=%s\ncpu=%s\npmu_type=%d\n", ptd_version(),
+		CPUID_STR, PT_PMU_TYPE);
+	fprintf(f, "seed=%" PRIu64 "\npsb_period=%u\nsegments=%zu\ninstructions=%" PRIu64
+		"\nrandom_choices=%" PRIu64 "\nleaves=%" PRIu64 "\nenters=%" PRIu64
+		"\ntext_rows=%zu\ntext_rows_used=%zu\nsideband_records=%zu\n",
+		w->seed, w->psb_period, w->nsegs, w->ninsns, w->nrandom, w->nleaves,
+		w->nenters, w->nrows, used, w->nsb);
+	fprintf(f, "time_shift=0\ntime_mult=1\ntime_zero=0\ntrace_bytes=%" PRIu64
+		"\npsbs=%" PRIu64 "\ntnt_bits=%" PRIu64 "\ntips=%" PRIu64 "\npges=%" PRIu64
+		"\npgds=%" PRIu64 "\n", gs.bytes, gs.psbs, gs.tnt_bits, gs.tips, gs.pges,
+		gs.pgds);
+	fclose(f);
+	fprintf(stderr, "ptsynth walk: %zu segments, %" PRIu64 " instructions, %" PRIu64
+		" trace bytes -> %s\n", w->nsegs, w->ninsns, gs.bytes, w->out);
+
+	ptgen_free(w->gen);
+	cs_close(&w->cs);
+	for (size_t i = 0; i < w->nstores; i++)
+		textstore_close(w->stores[i]);
+	for (size_t i = 0; i < w->nowned; i++)
+		free(w->owned[i]);
+	for (size_t i = 0; i < w->nsb; i++) {
+		free(w->sb[i].str);
+		free(w->sb[i].poke);
+	}
+	for (size_t i = 0; i < w->npieces; i++)
+		free(w->pieces[i].data);
+	free(w->sb);
+	free(w->pieces);
+	free(w->owned);
+	free(w->stores);
+	free(w->rows);
+	free(w->segs);
+	free(w->targets);
+	free(w->ret_thunks);
+	free(w->ind_thunks);
+	free(texts);
+	free(codes);
+	return 0;
+}
