@@ -30,14 +30,21 @@ enum fb_kind {
 
 #define FB_MAX_INSN 512
 
-/* A basic block as decoded from one image version. */
+/* A basic block as decoded from one image version.  What the walk reads
+ * for every block fits the first 64-byte cache line. */
 struct fblock {
-	uint64_t ip, end_ip, next_ip, target;
+	uint64_t ip;
+	struct fblock *succ[2];          /* [0] fall-through, [1] target; for
+					  * returns and indirect branches [0]
+					  * is the last target seen */
+	uint64_t target, next_ip;
 	uint64_t valid_from, valid_to;   /* time window of its bytes */
 	int32_t pid;                     /* address space of its bytes */
-	uint32_t ninsn, len;
+	uint32_t ninsn;
+	/* second line */
 	uint8_t kind, mode, last_iclass;
-	struct fblock *succ[2];          /* [0] fall-through, [1] target */
+	uint32_t len;
+	uint64_t end_ip;
 	struct fblock *hnext;            /* hash chain */
 	uint16_t *off;                   /* instruction offsets, ninsn */
 	uint8_t *bytes;                  /* the code, len bytes */
@@ -47,7 +54,8 @@ struct fblock {
 struct arena_chunk {
 	struct arena_chunk *next;
 	size_t used, size;
-	uint8_t data[];
+	uint8_t pad[40];
+	uint8_t data[];          /* 64-byte aligned within the chunk */
 };
 
 #define HASH_BITS 16
@@ -63,11 +71,11 @@ static void *arena_alloc(struct bcache *c, size_t n)
 {
 	struct arena_chunk *a = c->chunks;
 
-	n = (n + 15) & ~(size_t)15;
+	n = (n + 63) & ~(size_t)63;  /* blocks start on a cache line */
 	if (!a || a->used + n > a->size) {
 		size_t size = n > (1u << 20) ? n : (1u << 20);
 
-		a = malloc(sizeof(*a) + size);
+		a = aligned_alloc(64, sizeof(*a) + size);
 		if (!a)
 			return NULL;
 		a->next = c->chunks;
@@ -518,9 +526,11 @@ static int tip_target(struct walk *k, uint64_t *ip)
 	return ok == 1 ? 0 : WALK_FAIL;
 }
 
+#define WALK_REENABLED 2      /* tracing went off and on again */
+
 /* After a direct jump or call to target: a TIP.PGD with that IP says the
- * branch left the traced range.  Returns 0 (nothing), 1 (tracing went off
- * and on again: k->ip set), WALK_DONE or WALK_FAIL. */
+ * branch left the traced range.  Returns 0 (nothing), WALK_REENABLED
+ * (k->ip is where tracing resumed), WALK_DONE or WALK_FAIL. */
 static int direct_disable(struct walk *k, uint64_t target)
 {
 	struct pt_packet_ip pip;
@@ -539,7 +549,7 @@ static int direct_disable(struct walk *k, uint64_t target)
 	}
 	k->last_ip = saved;
 	rc = branch_disable(k);
-	return rc ? rc : 1;
+	return rc ? rc : WALK_REENABLED;
 }
 
 static struct ptd_event *event(struct walk *k, int kind, uint64_t ip)
@@ -963,89 +973,6 @@ static int seg_stop_ip(const struct walk *k, uint64_t *ip)
 	return 1;
 }
 
-/* The hot loop: while TNT bits are pending no packet can intervene (a
- * packet that disables tracing or reports an event forces the TNT out
- * first), so conditional branches, direct jumps and calls, and compressed
- * returns need nothing but the bits and the block cache.  State stays in
- * registers.  Returns the block to continue with in the general loop (not
- * yet emitted), or NULL when that must look it up itself. */
-static struct fblock *hot_run(struct walk *k, struct fblock *b)
-{
-	struct segment *s = k->seg;
-	struct ptd_block *out, *out_end;
-	uint64_t tnt = k->tnt, ninsn = s->ninsn, t = k->time;
-	int ntnt = k->ntnt;
-	uint32_t ctx = k->ctx;
-	int32_t pid = k->pid;
-	uint8_t mode = k->mode;
-
-	if (k->ctx_dirty || s->rcap - s->nrecs < 2)
-		return b;
-	out = s->recs + s->nrecs;
-	out_end = s->recs + s->rcap;
-	while (ntnt > 0 && out < out_end) {
-		struct fblock *nb, **slot;
-		uint64_t ip;
-		int bit;
-
-		switch (b->kind) {
-		case FB_COND:
-			bit = (int)(tnt >> 63);
-			tnt <<= 1;
-			ntnt--;
-			slot = &b->succ[bit];
-			ip = bit ? b->target : b->next_ip;
-			break;
-		case FB_JUMP:
-		case FB_FALL:
-		case FB_CALL_NEXT:
-			slot = &b->succ[1];
-			ip = b->target;
-			break;
-		case FB_CALL:
-			rs_push(k, b->next_ip);
-			slot = &b->succ[1];
-			ip = b->target;
-			break;
-		case FB_RET:
-			/* bits pending: the return is compressed */
-			if (!(tnt >> 63) || rs_pop(k, &ip))
-				goto leave;  /* let the general loop fail */
-			tnt <<= 1;
-			ntnt--;
-			slot = &b->succ[0];
-			break;
-		default:
-			goto leave;
-		}
-		out->priv = b;
-		out->ninsn = b->ninsn;
-		out->ctx = ctx;
-		out++;
-		ninsn += b->ninsn;
-		k->ip = ip;
-		nb = *slot;
-		if (__builtin_expect(!nb || nb->ip != ip || nb->mode != mode ||
-				     (nb->pid != pid && nb->pid != IMGSTORE_KERNEL) ||
-				     (t != IMGSTORE_TIME_UNKNOWN &&
-				      (t < nb->valid_from || t >= nb->valid_to)), 0)) {
-			nb = get_block(k);
-			*slot = nb;
-			if (!nb) {
-				b = NULL;
-				break;
-			}
-		}
-		b = nb;
-	}
-leave:
-	s->nrecs = (size_t)(out - s->recs);
-	s->ninsn = ninsn;
-	k->tnt = tnt;
-	k->ntnt = ntnt;
-	return b;
-}
-
 /* Walks the segment.  Returns WALK_DONE or WALK_FAIL. */
 static int walk_segment(struct walk *k)
 {
@@ -1110,15 +1037,6 @@ static int walk_segment(struct walk *k)
 		b = nb ? nb : get_block(k);
 		if (!b)
 			return WALK_FAIL;
-		if (k->ntnt) {
-			b = hot_run(k, b);
-			if (!b || !k->ntnt) {
-				/* out of bits: the checks at the top of the loop
-				 * (events, end of segment) come first */
-				nb = b;
-				continue;
-			}
-		}
 have_block:
 		nb = NULL;
 		if (emit(k, b, b->ninsn))

@@ -369,6 +369,35 @@ static const uint8_t *version_bytes(struct imgstore *st, struct img_version *v,
 	return f->map.data + v->pgoff;
 }
 
+/* With no time to choose: fine if every version holding addr has the
+ * same bytes there (a text-store copy of a mapped file, say). */
+static int same_bytes_everywhere(struct imgstore *st, int32_t pid, uint64_t addr,
+				 size_t len, struct img_version *best)
+{
+	uint64_t avail_b = 0;
+	const uint8_t *pb = version_bytes(st, best, &avail_b);
+	uint64_t off_b = addr - best->start;
+
+	if (!pb || off_b >= avail_b)
+		return 0;
+	if (len > avail_b - off_b)
+		len = (size_t)(avail_b - off_b);
+	for (size_t i = 0; i < st->n; i++) {
+		struct img_version *v = &st->v[i];
+		uint64_t avail = 0;
+		const uint8_t *p;
+
+		if (v == best || !(contains(v, pid, addr) ||
+				   contains(v, IMGSTORE_KERNEL, addr)))
+			continue;
+		p = version_bytes(st, v, &avail);
+		if (!p || addr - v->start + len > avail ||
+		    memcmp(p + (addr - v->start), pb + off_b, len))
+			return 0;
+	}
+	return 1;
+}
+
 /* Reads from the single version that holds addr.  Messages go to err
  * (NULL: none), so that parallel readers do not share a buffer. */
 static int read_one(struct imgstore *st, int32_t pid, uint64_t addr, uint64_t t,
@@ -382,7 +411,7 @@ static int read_one(struct imgstore *st, int32_t pid, uint64_t addr, uint64_t t,
 
 	if (v)
 		fill_hit(st, v, hit);
-	if (rc == IMGSTORE_AMBIGUOUS) {
+	if (rc == IMGSTORE_AMBIGUOUS && !same_bytes_everywhere(st, pid, addr, len, v)) {
 		util_errf(err, errlen, "%#" PRIx64 ": several versions "
 			 "of the code (%s) and no time to choose between them",
 			 addr, v->name);

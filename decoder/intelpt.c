@@ -35,9 +35,11 @@ struct ipt_backend {
 	uint64_t next_switch;         /* re-ask the sideband at this time */
 	uint64_t last_ip;             /* last instruction decoded */
 
-	/* memory-read failure details, for the error event */
+	/* memory-read failure details, for the error or gap event */
 	int mem_failed;
+	int mem_rc;                   /* IMGSTORE_* code */
 	uint64_t mem_fail_ip;
+	struct imgstore_hit mem_hit;
 	char mem_err[512];
 
 	struct ptd_event fifo[FIFO_SIZE];
@@ -124,12 +126,17 @@ static int read_mem(uint8_t *buf, size_t size, const struct pt_asid *asid,
 		    uint64_t ip, void *ctx)
 {
 	struct ipt_backend *b = ctx;
-	int n = imgstore_read(b->st, b->pid, ip, b->time, buf, size, NULL);
+	struct imgstore_hit hit;
+	int n;
 
 	(void)asid;
+	memset(&hit, 0, sizeof(hit));
+	n = imgstore_read(b->st, b->pid, ip, b->time, buf, size, &hit);
 	if (n > 0)
 		return n;
 	b->mem_failed = 1;
+	b->mem_rc = n;
+	b->mem_hit = hit;
 	b->mem_fail_ip = ip;
 	snprintf(b->mem_err, sizeof(b->mem_err), "%s", imgstore_last_error(b->st));
 	return -pte_nomap;
@@ -257,11 +264,46 @@ static void end_queue(struct ipt_backend *b)
 	b->qi++;
 }
 
+/* Code the store has a range for but cannot give (never captured, file
+ * missing or different, several versions and no time to choose) is a gap
+ * in the flow, not a decode error: it names the range, its time window and
+ * the reason. */
+static int gap_event(struct ipt_backend *b)
+{
+	const struct imgstore_hit *h = &b->mem_hit;
+	struct ptd_event *ev;
+	char *m, from[32], to[32];
+
+	if (b->mem_rc != IMGSTORE_NOT_CAPTURED && b->mem_rc != IMGSTORE_AMBIGUOUS &&
+	    b->mem_rc != IMGSTORE_IO)
+		return 0;
+	ev = push(b, PTD_EV_GAP);
+	if (!ev)
+		return 1;
+	m = msgbuf(b, ev);
+	ev->error = PTD_ERR_NO_IMAGE;
+	ev->ip = h->len ? h->start : b->mem_fail_ip;
+	ev->addr = h->len ? h->start + h->len : b->mem_fail_ip;
+	snprintf(from, sizeof(from), "%" PRIu64, h->valid_from);
+	if (h->valid_to == IMGSTORE_FOREVER)
+		snprintf(to, sizeof(to), "the end");
+	else
+		snprintf(to, sizeof(to), "%" PRIu64, h->valid_to);
+	snprintf(m, 640, "no code for [%#" PRIx64 ", %#" PRIx64 ") valid from %s "
+		 "to %s, needed at %#" PRIx64 ": %.400s; decoding resumes at the next "
+		 "sync point", ev->ip, ev->addr, from, to, b->mem_fail_ip, b->mem_err);
+	b->mem_failed = 0;
+	return 1;
+}
+
 static void error_event(struct ipt_backend *b, int pterr, uint64_t ip)
 {
-	struct ptd_event *ev = push(b, PTD_EV_ERROR);
+	struct ptd_event *ev;
 	char *m;
 
+	if (pterr == -pte_nomap && b->mem_failed && gap_event(b))
+		return;
+	ev = push(b, PTD_EV_ERROR);
 	if (!ev)
 		return;
 	m = msgbuf(b, ev);
@@ -270,8 +312,8 @@ static void error_event(struct ipt_backend *b, int pterr, uint64_t ip)
 	if (pterr == -pte_nomap && b->mem_failed) {
 		ev->error = PTD_ERR_NO_IMAGE;
 		ev->ip = b->mem_fail_ip;
-		snprintf(m, 640, "no code at %#" PRIx64 " (%s): %s",
-			 b->mem_fail_ip, pt_errstr(pt_errcode(pterr)), b->mem_err);
+		snprintf(m, 640, "no code at %#" PRIx64 ": %s", b->mem_fail_ip,
+			 b->mem_err);
 	} else {
 		snprintf(m, 640, "%s", pt_errstr(pt_errcode(pterr)));
 	}
