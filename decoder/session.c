@@ -12,6 +12,9 @@
 #include "rawimage.h"
 #include "sideband.h"
 #include "symtab.h"
+#include "dyntext.h"
+#include "srcline.h"
+#include <dirent.h>
 #include "textstore.h"
 #include "util.h"
 
@@ -81,6 +84,10 @@ struct ptd_session {
 	struct symtab *ksyms;
 	struct symtab *sbsyms;
 	uint64_t cur_time;
+	struct dyntext *dt;          /* BPF / JIT names, lines, jitdump code */
+	struct srcline *src;         /* DWARF lines of ELF files */
+	char **jitdumps;             /* jit-PID.dump files named by MMAPs */
+	size_t njitdumps, jcap;
 	int fast;                    /* the backend is fastpt */
 	int32_t last_tid, last_pid;  /* tid -> pid cache for ptd_next */
 	struct ptd_event *blk_insn;  /* ptd_next_blocks over event backends */
@@ -343,6 +350,30 @@ static void recorded_build_id(struct ptd_session *s, const struct perfdata_mmap 
 		}
 }
 
+/* JIT agents (perf's jitdump interface) mmap their jit-PID.dump with
+ * PROT_EXEC so that the trace names it. */
+static int is_jitdump_name(const char *path)
+{
+	const char *b = strrchr(path, '/');
+	size_t n;
+
+	b = b ? b + 1 : path;
+	n = strlen(b);
+	return !strncmp(b, "jit-", 4) && n > 9 && !strcmp(b + n - 5, ".dump");
+}
+
+static int note_jitdump(struct ptd_session *s, const char *path)
+{
+	for (size_t i = 0; i < s->njitdumps; i++)
+		if (!strcmp(s->jitdumps[i], path))
+			return 0;
+	if (util_grow((void **)&s->jitdumps, &s->jcap, s->njitdumps + 1, sizeof(char *)) ||
+	    !(s->jitdumps[s->njitdumps] = strdup(path)))
+		return PTD_ERR_NOMEM;
+	s->njitdumps++;
+	return 0;
+}
+
 static int add_mmap(struct ptd_session *s, const struct perfdata_record *r)
 {
 	struct perfdata_mmap m;
@@ -372,6 +403,8 @@ static int add_mmap(struct ptd_session *s, const struct perfdata_record *r)
 					IMGSTORE_FOREVER, m.filename);
 		return rc < 0 ? rc : 0;
 	}
+	if (is_jitdump_name(m.filename))
+		return note_jitdump(s, m.filename);
 	recorded_build_id(s, &m, bid);
 	file = resolve_file(s, m.filename, bid, why, sizeof(why));
 	if (!file) {
@@ -671,6 +704,70 @@ static int add_text_store(struct ptd_session *s)
 	return 0;
 }
 
+/* BPF metadata of a capture, jitdump files (from the capture's jit/ dir and
+ * those the trace's MMAPs name) and perf maps.  Problems are warnings: the
+ * flow still decodes, with gaps where code is missing. */
+static void load_dyntext(struct ptd_session *s)
+{
+	char err[512], path[4096];
+	int rc;
+
+	if (s->dir) {
+		rc = dyntext_load_bpf(s->dt, s->dir, s->ts, err, sizeof(err));
+		if (rc < 0)
+			session_warn(s, "BPF metadata: %s", err);
+		snprintf(path, sizeof(path), "%s/jit", s->dir);
+		{
+			DIR *d = opendir(path);
+			struct dirent *e;
+
+			while (d && (e = readdir(d))) {
+				char p2[4096];
+
+				snprintf(p2, sizeof(p2), "%.3800s/%.255s", path, e->d_name);
+				if (is_jitdump_name(e->d_name))
+					note_jitdump(s, p2);
+			}
+			if (d)
+				closedir(d);
+		}
+	}
+	for (size_t i = 0; i < s->njitdumps; i++) {
+		char why[256];
+		char *f = resolve_file(s, s->jitdumps[i], NULL, why, sizeof(why));
+
+		if (!f) {
+			session_warn(s, "jitdump %s: %s: JIT code decodes as gaps",
+				     s->jitdumps[i], why);
+			continue;
+		}
+		rc = dyntext_load_jitdump(s->dt, f, s->st, s->sbsyms, NULL, err, sizeof(err));
+		if (rc < 0)
+			session_warn(s, "jitdump %s: %s", f, err);
+		free(f);
+	}
+	/* perf maps in the capture: names only (gaps unless code is known) */
+	if (s->dir) {
+		DIR *d;
+		struct dirent *e;
+
+		snprintf(path, sizeof(path), "%s/jit", s->dir);
+		d = opendir(path);
+		while (d && (e = readdir(d))) {
+			char p2[4096];
+
+			if (strncmp(e->d_name, "perf-", 5) || !strstr(e->d_name, ".map"))
+				continue;
+			snprintf(p2, sizeof(p2), "%.3800s/%.255s", path, e->d_name);
+			if (dyntext_load_perfmap(s->dt, p2, -1, s->st, s->sbsyms, err,
+						 sizeof(err)) < 0)
+				session_warn(s, "perf map %s: %s", p2, err);
+		}
+		if (d)
+			closedir(d);
+	}
+}
+
 /* The Intel PT backend the options ask for. */
 static int new_ipt_backend(struct ptd_session *s, const struct intelpt_params *p,
 			   const struct intelpt_queue *q, size_t n,
@@ -767,6 +864,7 @@ static int open_perf(struct ptd_session *s, const char *path)
 	 * mappings, execs and unregisters seen in the sideband must not end */
 	if (s->dir && (rc = add_text_store(s)))
 		return rc;
+	load_dyntext(s);
 	if (!s->nchunks)
 		return fail(s, PTD_ERR_NO_TRACE, "%s holds no AUX trace data "
 			    "(no AUXTRACE records): record with -e intel_pt// "
@@ -923,7 +1021,9 @@ int ptd_open_kind(struct ptd_session **out, const char *path,
 	s->st = imgstore_new();
 	s->sb = sideband_new();
 	s->sbsyms = symtab_new();
-	if (!s->st || !s->sb || !s->sbsyms)
+	s->dt = dyntext_new();
+	s->src = srcline_new();
+	if (!s->st || !s->sb || !s->sbsyms || !s->dt || !s->src)
 		return fail(s, PTD_ERR_NOMEM, "out of memory");
 	if (s->opts.flags & PTD_OPEN_NO_VERSIONING)
 		imgstore_set_no_versioning(s->st, 1);
@@ -1016,6 +1116,11 @@ void ptd_close(struct ptd_session *s)
 	}
 	free(s->symfiles);
 	symtab_free(s->ksyms);
+	dyntext_free(s->dt);
+	srcline_free(s->src);
+	for (size_t i = 0; i < s->njitdumps; i++)
+		free(s->jitdumps[i]);
+	free(s->jitdumps);
 	for (size_t i = 0; i < s->nbidcache; i++)
 		free(s->bidcache[i].path);
 	free(s->bidcache);
@@ -1252,6 +1357,18 @@ int ptd_symbolize(struct ptd_session *s, int pid, uint64_t addr, char *buf,
 
 	if (!s || !buf || !len)
 		return PTD_ERR_INVAL;
+	{
+		/* BPF programs and JIT code: the name valid at this time */
+		struct dyntext_sym ds;
+		uint64_t t = s->cur_time ? s->cur_time : IMGSTORE_TIME_UNKNOWN;
+
+		if (dyntext_symbol(s->dt, is_kernel_addr(addr) ? IMGSTORE_KERNEL : pid,
+				   addr, t, &ds) == 0 && ds.name) {
+			name = ds.name;
+			o = addr - ds.start;
+			goto found;
+		}
+	}
 	if (symtab_lookup(s->sbsyms, addr, &name, &o) == 0 ||
 	    (s->ksyms && is_kernel_addr(addr) &&
 	     symtab_lookup(s->ksyms, addr, &name, &o) == 0))
@@ -1286,6 +1403,28 @@ const char *ptd_image_name(struct ptd_session *s, int pid, uint64_t addr)
 int ptd_source_line(struct ptd_session *s, int pid, uint64_t addr, char *file,
 		    size_t len, unsigned int *line)
 {
-	(void)s; (void)pid; (void)addr; (void)file; (void)len; (void)line;
-	return PTD_ERR_NO_IMAGE;
+	struct imgstore_hit hit;
+	struct symtab *tab;
+	uint64_t t, bias = 0;
+	char err[256];
+	int l = 0;
+
+	if (!s || !file || !len || !line)
+		return PTD_ERR_INVAL;
+	t = s->cur_time ? s->cur_time : IMGSTORE_TIME_UNKNOWN;
+	if (dyntext_srcline(s->dt, is_kernel_addr(addr) ? IMGSTORE_KERNEL : pid,
+			    addr, t, file, len, line) == 0)
+		return 0;
+	memset(&hit, 0, sizeof(hit));
+	imgstore_lookup(s->st, pid, addr, t, &hit);
+	if (!hit.elf_path)
+		return PTD_ERR_NO_IMAGE;
+	tab = symfile(s, hit.elf_path);
+	if (tab && symtab_load_bias(tab, hit.start, hit.pgoff, &bias))
+		bias = 0;
+	if (srcline_lookup(s->src, hit.elf_path, addr - bias, file, len, &l,
+			   err, sizeof(err)))
+		return PTD_ERR_NO_IMAGE;
+	*line = (unsigned int)l;
+	return 0;
 }

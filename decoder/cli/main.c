@@ -31,6 +31,8 @@ static void usage(FILE *f)
 "  --stats              counts only (also printed after another view)\n"
 "  --format=text|json   text (default) or JSON Lines\n"
 "  --no-sym, --no-disasm, --att, -t/--show-time   adjust the columns\n"
+"  --src                source file:line from DWARF (BPF and JIT code\n"
+"                       always show theirs)\n"
 "\n"
 "Raw traces (like libipt's ptxed):\n"
 "  --pt FILE            raw Intel PT bytes\n"
@@ -119,7 +121,7 @@ int main(int argc, char **argv)
 		O_INSN = 256, O_BRANCHES, O_CALLS, O_STATS, O_FORMAT, O_PT, O_RAW,
 		O_ELF, O_PAGES, O_CPU, O_SYSROOT, O_SEARCH, O_VMLINUX, O_KALLSYMS,
 		O_CPUF, O_PID, O_TID, O_TIME, O_MAXI, O_NOVER, O_NOSYM, O_NODIS,
-		O_ATT, O_VERSION, O_DECODER,
+		O_ATT, O_VERSION, O_DECODER, O_SRC,
 	};
 	static const struct option lopts[] = {
 		{ "insn", no_argument, 0, O_INSN },
@@ -145,6 +147,7 @@ int main(int argc, char **argv)
 		{ "no-sym", no_argument, 0, O_NOSYM },
 		{ "no-disasm", no_argument, 0, O_NODIS },
 		{ "att", no_argument, 0, O_ATT },
+		{ "src", no_argument, 0, O_SRC },
 		{ "show-time", no_argument, 0, 't' },
 		{ "quiet", no_argument, 0, 'q' },
 		{ "help", no_argument, 0, 'h' },
@@ -276,6 +279,7 @@ int main(int argc, char **argv)
 		case O_NOSYM: vo.show_sym = 0; break;
 		case O_NODIS: vo.show_disasm = 0; break;
 		case O_ATT: vo.att = 1; break;
+		case O_SRC: vo.show_src = 1; break;
 		case 't': vo.show_time = 1; break;
 		case 'q': quiet = 1; break;
 		case 'o': outpath = arg; break;

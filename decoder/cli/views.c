@@ -100,7 +100,7 @@ static void print_ctx(struct view *v, const struct ptd_event *ev)
 static void print_insn(struct view *v, const struct ptd_event *ev)
 {
 	FILE *f = v->o.out;
-	char sym[256] = "", text[160] = "";
+	char sym[256] = "", text[160] = "", src[512];
 
 	if (v->o.show_sym)
 		sym_of(v, ev->pid, ev->ip, sym, sizeof(sym));
@@ -109,6 +109,21 @@ static void print_insn(struct view *v, const struct ptd_event *ev)
 
 		if (!d || disasm_one(d, ev->raw, ev->size, ev->ip, text, sizeof(text)) < 0)
 			snprintf(text, sizeof(text), "(bad)");
+	}
+	src[0] = '\0';
+	if (v->o.show_sym || v->o.show_src) {
+		/* BPF and JIT lines are cheap (capture metadata): always;
+		 * DWARF only when asked for */
+		unsigned int line = 0;
+
+		if ((v->o.show_src || ev->ip >= 0xffff800000000000ull) &&
+		    ptd_source_line(v->s, ev->pid, ev->ip, src, sizeof(src) - 16, &line) == 0) {
+			size_t l = strlen(src);
+
+			snprintf(src + l, sizeof(src) - l, ":%u", line);
+		} else {
+			src[0] = '\0';
+		}
 	}
 	if (v->o.json) {
 		fprintf(f, "{\"type\":\"insn\",\"ip\":\"%#" PRIx64 "\",\"size\":%u",
@@ -120,6 +135,10 @@ static void print_insn(struct view *v, const struct ptd_event *ev)
 		if (v->o.show_disasm) {
 			fputs(",\"asm\":", f);
 			json_str(f, text);
+		}
+		if (src[0]) {
+			fputs(",\"src\":", f);
+			json_str(f, src);
 		}
 		if (v->o.show_time)
 			print_ctx(v, ev);
@@ -133,6 +152,8 @@ static void print_insn(struct view *v, const struct ptd_event *ev)
 		fprintf(f, "  %-32s", sym[0] ? sym : "??");
 	if (v->o.show_disasm)
 		fprintf(f, "  %s", text);
+	if (src[0])
+		fprintf(f, "  # %s", src);
 	fputc('\n', f);
 }
 
