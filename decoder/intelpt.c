@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+#define _GNU_SOURCE /* memmem */
 #include "intelpt.h"
 #include "imgstore.h"
 #include "sideband.h"
@@ -556,6 +557,54 @@ static void ipt_destroy(struct backend *base)
 	pt_image_free(b->image);
 	free(b->queues);
 	free(b);
+}
+
+static const uint8_t psb_pattern[16] = {
+	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+};
+
+int intelpt_check_queue(const struct intelpt_params *p, const uint8_t *data,
+			size_t size, struct intelpt_queue_check *qc)
+{
+	const uint8_t *first = memmem(data, size, psb_pattern, sizeof(psb_pattern));
+	struct pt_packet_decoder *dec;
+	struct pt_config cfg;
+	uint64_t last = 0, off = 0;
+
+	memset(qc, 0, sizeof(*qc));
+	qc->first_psb = first ? (uint64_t)(first - data) : size;
+	if (!first)
+		return 0;
+	/* the last PSB: search backwards from the end */
+	for (size_t i = size - sizeof(psb_pattern) + 1; i-- > qc->first_psb;)
+		if (data[i] == 0x02 && !memcmp(data + i, psb_pattern, sizeof(psb_pattern))) {
+			last = i;
+			break;
+		}
+	if (last < qc->first_psb)
+		last = qc->first_psb;
+	intelpt_config(p, &cfg, data, data + size);
+	dec = pt_pkt_alloc_decoder(&cfg);
+	if (!dec)
+		return PTD_ERR_NOMEM;
+	if (pt_pkt_sync_set(dec, last) >= 0) {
+		struct pt_packet pk;
+
+		for (;;) {
+			pt_pkt_get_offset(dec, &off);
+			if (pt_pkt_next(dec, &pk, sizeof(pk)) < 0)
+				break;
+		}
+		/* stopped before the end: a packet cut short, or damage
+		 * (which the decoder reports itself) */
+		if (off < size && size - off < 16) {
+			qc->tail_cut = 1;
+			qc->tail_offset = off;
+		}
+	}
+	pt_pkt_free_decoder(dec);
+	return 0;
 }
 
 int intelpt_new(const struct intelpt_params *p,

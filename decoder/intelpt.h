@@ -71,6 +71,18 @@ int intelpt_params_from_perf(struct intelpt_params *p, const uint64_t *priv,
 /* Parses "F/M[/S]" (raw mode --cpu). */
 int intelpt_params_cpu(struct intelpt_params *p, const char *spec);
 
+/* Checks a queue's bytes before decoding: where its first PSB is (nothing
+ * before it can be decoded), and whether it ends inside a packet (a cut
+ * AUX buffer).  Returns 0 and fills the fields; first_psb == size when
+ * there is no PSB at all. */
+struct intelpt_queue_check {
+	uint64_t first_psb;
+	int tail_cut;             /* the last packet is incomplete */
+	uint64_t tail_offset;     /* where that packet starts */
+};
+int intelpt_check_queue(const struct intelpt_params *p, const uint8_t *data,
+			size_t size, struct intelpt_queue_check *qc);
+
 /* Creates the backend.  queues is copied; their bytes, the store and the
  * sideband must outlive the backend.  sb may be NULL (raw mode). */
 int intelpt_new(const struct intelpt_params *p,

@@ -308,6 +308,10 @@ static char *resolve_file(struct ptd_session *s, const char *path,
 		if (stat(cand[i], &sb) || !S_ISREG(sb.st_mode))
 			continue;
 		bid = want_bid && *want_bid ? file_build_id(s, cand[i]) : "";
+		if (want_bid && *want_bid && !bid[0])
+			session_warn(s, "%s has no build id, so it cannot be checked "
+				     "against the recorded %s: using it anyway",
+				     cand[i], want_bid);
 		if (bid[0] && !bid_equal(bid, want_bid)) {
 			if (!mism[0])
 				snprintf(mism, sizeof(mism), "%s has build id %s, "
@@ -773,6 +777,29 @@ static int new_ipt_backend(struct ptd_session *s, const struct intelpt_params *p
 			   const struct intelpt_queue *q, size_t n,
 			   const struct sideband *sb, char *err, size_t errlen)
 {
+	/* nothing lost silently: trace that cannot be decoded is said */
+	for (size_t i = 0; i < n; i++) {
+		struct intelpt_queue_check qc;
+
+		if (intelpt_check_queue(p, q[i].data, q[i].size, &qc))
+			continue;
+		if (qc.first_psb == q[i].size && q[i].size) {
+			session_warn(s, "trace queue %zu (cpu %d): no PSB in its %zu "
+				     "bytes, so none of it can be decoded", i, q[i].cpu,
+				     q[i].size);
+			s->stats.lost++;
+		} else if (qc.first_psb) {
+			session_warn(s, "trace queue %zu (cpu %d): %" PRIu64 " bytes "
+				     "before the first PSB cannot be decoded", i,
+				     q[i].cpu, qc.first_psb);
+		}
+		if (qc.tail_cut) {
+			session_warn(s, "trace queue %zu (cpu %d) ends inside a packet "
+				     "at offset %#" PRIx64 " (AUX data cut short): the "
+				     "flow stops before it", i, q[i].cpu, qc.tail_offset);
+			s->stats.lost++;
+		}
+	}
 	if (s->opts.decoder == PTD_DECODER_LIBIPT)
 		return intelpt_new(p, q, n, s->st, sb, &s->be, err, errlen);
 	s->fast = 1;

@@ -383,6 +383,8 @@ int main(int argc, char **argv)
 			printf("FAIL: no ranges at all: the test proves nothing\n");
 			failures++;
 		}
+		for (size_t i = 0; i < nours; i++)
+			free(ours[i]);
 	}
 	cs_etm_info_free(&info);
 	util_unmap(&m);
