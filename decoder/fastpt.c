@@ -296,7 +296,6 @@ struct walk {
 	int ctx_dirty;            /* time or thread changed since */
 
 	struct pt_packet peek;    /* lookahead packet */
-	uint64_t peek_off;
 	int have_peek;            /* 1 packet, 0 none read, -1 end/error */
 };
 
@@ -399,12 +398,12 @@ static int peek_packet(struct walk *k)
 
 		if (k->have_peek)
 			return k->have_peek > 0 ? 1 : 0;
-		pt_pkt_get_offset(k->pkt, &k->peek_off);
-		if (k->peek_off >= k->seg->end) {
+		/* the decoder's buffer ends where the segment does */
+		rc = pt_pkt_next(k->pkt, &k->peek, sizeof(k->peek));
+		if (rc == -pte_eos) {
 			k->have_peek = -1;
 			return 0;
 		}
-		rc = pt_pkt_next(k->pkt, &k->peek, sizeof(k->peek));
 		if (rc < 0)
 			return WALK_FAIL;
 		switch (k->peek.type) {
@@ -1175,7 +1174,7 @@ static int fast_segment(struct worker *w, const struct fqueue *fq,
 	k.pid = fq->q.pid;
 	k.tid = fq->q.tid;
 	k.ctx_dirty = 1;
-	intelpt_config(&w->fb->p, &cfg, fq->q.data, fq->q.data + fq->q.size);
+	intelpt_config(&w->fb->p, &cfg, fq->q.data, fq->q.data + seg->end);
 	k.pkt = pt_pkt_alloc_decoder(&cfg);
 	if (!k.pkt)
 		return WALK_FAIL;

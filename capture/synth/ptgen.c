@@ -20,6 +20,7 @@ struct ptgen {
 	uint64_t piece_tsc;       /* TSC at the start of the current piece */
 	uint64_t since_psb;       /* bytes since the last PSB */
 	uint64_t tsc;
+	uint64_t last_tsc;         /* value of the last TSC packet */
 	uint64_t last_ip;         /* IP compression reference; 0 after PSB */
 	int enabled;
 	uint64_t tnt;             /* pending TNT bits, first branch highest */
@@ -116,6 +117,7 @@ static int emit_tsc(struct ptgen *g)
 	memset(&p, 0, sizeof(p));
 	p.type = ppt_tsc;
 	p.payload.tsc.tsc = g->tsc & ((1ull << 56) - 1);
+	g->last_tsc = g->tsc;
 	return emit(g, &p);
 }
 
@@ -231,6 +233,7 @@ void ptgen_free(struct ptgen *g)
 }
 
 uint64_t ptgen_tsc(const struct ptgen *g) { return g->tsc; }
+uint64_t ptgen_last_tsc(const struct ptgen *g) { return g->last_tsc; }
 void ptgen_advance(struct ptgen *g, uint64_t cycles) { g->tsc += cycles; }
 int ptgen_enabled(const struct ptgen *g) { return g->enabled; }
 

@@ -55,6 +55,9 @@ void ptgen_free(struct ptgen *g);
 
 /* Current simulated TSC. */
 uint64_t ptgen_tsc(const struct ptgen *g);
+/* TSC of the last TSC packet emitted (0: none yet): the time a decoder
+ * knows at this point of the trace. */
+uint64_t ptgen_last_tsc(const struct ptgen *g);
 /* Advances the clock (e.g. time spent in the kernel). */
 void ptgen_advance(struct ptgen *g, uint64_t cycles);
 int ptgen_enabled(const struct ptgen *g);

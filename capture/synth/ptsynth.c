@@ -33,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "jitconv.h"
 #include "perfwrite.h"
 #include "ptdecode.h"
 #include "ptgen.h"
@@ -97,12 +98,14 @@ struct page {
 	uint8_t *bytes;       /* NULL when unreadable */
 	int executed;
 	int map;              /* index into maps at capture time */
+	int changed;          /* dynamic code rewritten after the copy */
 };
 
 /* decoded-instruction cache: ip -> class */
 struct icache_ent {
 	uint64_t ip;
 	struct ptgen_insn in;
+	uint8_t code[16];     /* the bytes it was decoded from */
 	int used;
 };
 
@@ -130,6 +133,11 @@ struct synth {
 	size_t ic_cap, ic_n;
 	uint64_t nsignals, ninterrupts, nswitches;
 	char err[512];
+	/* JIT code: clock pairs, executed dynamic code, jitdump copies */
+	struct jitconv *jc;
+	int dyn;                   /* insn_at's instruction is dynamic code */
+	uint8_t dyn_code[16];
+	uint64_t jit_dumps, jit_dump_errors, jit_pages_left_out, jit_pages_changed;
 };
 
 static uint64_t perf_time(uint64_t tsc)
@@ -354,6 +362,27 @@ static struct page *page_get(struct synth *s, uint64_t addr)
 	return &s->pages[i];
 }
 
+/* Code not backed by a file (JIT code: anonymous memory, memfd): it can
+ * change while the program runs. */
+static int is_dynamic(const struct mapping *m)
+{
+	if (!strcmp(m->path, "[vdso]") || !strcmp(m->path, "[vsyscall]"))
+		return 0;
+	return m->path[0] != '/' || !strncmp(m->path, "//", 2) ||
+	       !strncmp(m->path, "/memfd:", 7);
+}
+
+/* Up to 16 bytes at ip as they are now (fewer at the end of a mapping). */
+static size_t read_live(struct synth *s, uint64_t ip, uint8_t code[16])
+{
+	ssize_t n = pread(s->memfd, code, 16, (off_t)ip);
+
+	if (n < 16)
+		n = pread(s->memfd, code, PAGE - (ip & (PAGE - 1)) < 16 ?
+			  PAGE - (ip & (PAGE - 1)) : 16, (off_t)ip);
+	return n > 0 ? (size_t)n : 0;
+}
+
 static int is_cond(unsigned id)
 {
 	switch (id) {
@@ -433,6 +462,7 @@ static const struct ptgen_insn *insn_at(struct synth *s, uint64_t ip)
 	uint8_t code[16];
 	struct page *pg;
 	size_t off, n, avail = 0;
+	int fresh = 1;
 
 	if ((s->ic_n + 1) * 2 > s->ic_cap) {
 		size_t ncap = s->ic_cap ? s->ic_cap * 2 : 65536, j;
@@ -451,13 +481,29 @@ static const struct ptgen_insn *insn_at(struct synth *s, uint64_t ip)
 		s->ic = nic;
 		s->ic_cap = ncap;
 	}
-	mask = s->ic_cap - 1;
-	for (i = (ip * 0x9e3779b97f4a7c15ull >> 20) & mask; s->ic[i].used; i = (i + 1) & mask)
-		if (s->ic[i].ip == ip)
-			goto found;
+	/* Dynamic code can be rewritten at any time: its bytes are read
+	 * afresh at each execution and the cached decoding checked. */
 	pg = page_get(s, ip & ~(PAGE - 1));
 	off = ip & (PAGE - 1);
-	if (pg->bytes) {
+	s->dyn = pg->map >= 0 && is_dynamic(&s->maps[pg->map]);
+	if (s->dyn) {
+		avail = read_live(s, ip, code);
+		if (pg->bytes && memcmp(code, pg->bytes + off,
+					avail < PAGE - off ? avail : PAGE - off))
+			pg->changed = 1;
+	}
+	mask = s->ic_cap - 1;
+	for (i = (ip * 0x9e3779b97f4a7c15ull >> 20) & mask; s->ic[i].used; i = (i + 1) & mask)
+		if (s->ic[i].ip == ip) {
+			if (!s->dyn || !memcmp(s->ic[i].code, code,
+					       s->ic[i].in.len < avail ? s->ic[i].in.len : avail))
+				goto found;
+			fresh = 0;   /* rewritten: decode again in place */
+			break;
+		}
+	if (s->dyn) {
+		/* bytes read above */
+	} else if (pg->bytes) {
 		n = PAGE - off < 16 ? PAGE - off : 16;
 		memcpy(code, pg->bytes + off, n);
 		avail = n;
@@ -487,10 +533,15 @@ static const struct ptgen_insn *insn_at(struct synth *s, uint64_t ip)
 		s->ic[i].in.cls = PTG_OTHER;
 		s->ic[i].in.len = 15;   /* unknown; only used to mark pages */
 	}
-	s->ic[i].ip = ip;
-	s->ic[i].used = 1;
-	s->ic_n++;
+	memcpy(s->ic[i].code, code, avail);
+	if (fresh) {
+		s->ic[i].ip = ip;
+		s->ic[i].used = 1;
+		s->ic_n++;
+	}
 found:
+	if (s->dyn)
+		memcpy(s->dyn_code, s->ic[i].code, sizeof(s->dyn_code));
 	pg = page_get(s, ip & ~(PAGE - 1));
 	pg->executed = 1;
 	if (off = ip & (PAGE - 1), off + s->ic[i].in.len > PAGE)
@@ -518,6 +569,128 @@ static int flush_piece(void *ctx, const uint8_t *data, size_t len,
 	return r;
 }
 
+/* ---------------- JIT code (jitdump) ---------------- */
+
+/* Real CLOCK_MONOTONIC now against simulated perf time now (jitconv.h). */
+static void clock_pair(struct synth *s)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	check(s, jitconv_pair(s->jc, (uint64_t)ts.tv_sec * 1000000000ull +
+			      (uint64_t)ts.tv_nsec, perf_time(ptgen_tsc(s->gen))),
+	      "clock pair");
+}
+
+/* The dynamic-code instruction insn_at just read, with the times at which
+ * a decoder looks up its code: from the last TSC packet to now. */
+static void note_dyn_exec(struct synth *s, uint64_t ip, const struct ptgen_insn *in)
+{
+	uint64_t lo = s->o.tsc ? perf_time(ptgen_last_tsc(s->gen)) : 0;
+
+	check(s, jitconv_exec(s->jc, s->pid, ip, s->dyn_code, in->len,
+			      lo, perf_time(ptgen_tsc(s->gen))), "JIT check");
+}
+
+static int is_jitdump_path(const char *path)
+{
+	const char *b = strrchr(path, '/');
+	size_t n;
+
+	b = b ? b + 1 : path;
+	n = strlen(b);
+	return !strncmp(b, "jit-", 4) && n > 9 && !strcmp(b + n - 5, ".dump");
+}
+
+static int copy_file(const char *from, const char *to)
+{
+	struct util_map m;
+	char err[256];
+	int fd, ok;
+
+	if (util_map_file(from, &m, err, sizeof(err)))
+		return -1;
+	fd = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	ok = fd >= 0 && write(fd, m.data, m.size) == (ssize_t)m.size;
+	if (fd >= 0 && close(fd))
+		ok = 0;
+	util_unmap(&m);
+	return ok ? 0 : -1;
+}
+
+/* Every jitdump the program mapped (perf's agents map it PROT_EXEC so the
+ * trace names it) goes to OUT/jit/ on the simulated clock, with the
+ * program's perf-PID.map (beside the dump, else in /tmp). */
+static void write_jit(struct synth *s, const char *dir)
+{
+	for (size_t i = 0; i < s->nmaps; i++) {
+		const char *path = s->maps[i].path, *base = strrchr(path, '/');
+		char out[4096], src[4096], err[512];
+		int pid, seen = 0, rc;
+
+		if (!is_jitdump_path(path))
+			continue;
+		for (size_t k = 0; k < i; k++)
+			seen |= !strcmp(s->maps[k].path, path);
+		if (seen)
+			continue;
+		base = base ? base + 1 : path;
+		snprintf(out, sizeof(out), "%s/jit", dir);
+		if (mkdir(out, 0700) < 0 && errno != EEXIST)
+			die("cannot create %s: %s", out, strerror(errno));
+		snprintf(out, sizeof(out), "%s/jit/%s", dir, base);
+		rc = jitconv_copy_dump(s->jc, path, out, err, sizeof(err));
+		if (rc < 0) {
+			fprintf(stderr, "ptsynth: warning: jitdump not copied: %s\n", err);
+			s->jit_dump_errors++;
+			continue;
+		}
+		s->jit_dumps++;
+		if (sscanf(base, "jit-%d.dump", &pid) != 1)
+			continue;
+		snprintf(src, sizeof(src), "%.*s/perf-%d.map", (int)(base - 1 - path), path, pid);
+		snprintf(out, sizeof(out), "%s/jit/perf-%d.map", dir, pid);
+		if (copy_file(src, out)) {
+			snprintf(src, sizeof(src), "/tmp/perf-%d.map", pid);
+			copy_file(src, out);
+		}
+	}
+}
+
+/* Checks the copied jitdumps against the executed JIT code; info keys. */
+static void jit_report(struct synth *s, FILE *info)
+{
+	struct jitconv_report r;
+
+	jitconv_check(s->jc, &r);
+	fprintf(info, "jit_dumps=%llu\njit_dump_errors=%llu\njit_loads=%zu\n"
+		"jit_moves=%zu\njit_dumps_truncated=%zu\njit_clock_pairs=%zu\n"
+		"jit_times_outside=%zu\njit_insns=%llu\njit_insns_ok=%llu\n"
+		"jit_insns_wrong=%llu\njit_insns_unreported=%llu\n"
+		"jit_min_margin_ns=%llu\njit_pages_left_out=%llu\n"
+		"jit_pages_changed=%llu\n",
+		(unsigned long long)s->jit_dumps, (unsigned long long)s->jit_dump_errors,
+		r.loads, r.moves, r.truncated, r.pairs, r.outside,
+		(unsigned long long)r.insns, (unsigned long long)r.insns_ok,
+		(unsigned long long)r.insns_wrong, (unsigned long long)r.insns_unreported,
+		(unsigned long long)r.min_margin, (unsigned long long)s->jit_pages_left_out,
+		(unsigned long long)s->jit_pages_changed);
+	fprintf(stderr, "ptsynth: jitdump: %zu code loads on the simulated clock; "
+		"%llu of %llu JIT instructions decode from the right load\n",
+		r.loads, (unsigned long long)r.insns_ok, (unsigned long long)r.insns);
+	if (r.insns_wrong)
+		fprintf(stderr, "ptsynth: warning: the jitdump time mapping is too coarse "
+			"for %llu JIT instructions (a decoder would use the wrong code): "
+			"%s\n", (unsigned long long)r.insns_wrong, r.problem);
+	if (r.insns_unreported)
+		fprintf(stderr, "ptsynth: warning: %llu executed instructions of dynamic "
+			"code are in no jitdump load\n",
+			(unsigned long long)r.insns_unreported);
+	if (r.outside)
+		fprintf(stderr, "ptsynth: warning: %zu jitdump timestamps lie outside "
+			"the traced time (clamped)\n", r.outside);
+}
+
 static void write_text_store(struct synth *s, const char *dir)
 {
 	struct textstore_writer *tw;
@@ -531,10 +704,31 @@ static void write_text_store(struct synth *s, const char *dir)
 	addrs = malloc((s->npages + 1) * sizeof(*addrs));
 	if (!addrs)
 		die("out of memory");
-	for (i = 0; i < s->pages_cap; i++)
-		if (s->pages[i].addr && s->pages[i].executed && s->pages[i].bytes &&
-		    s->pages[i].map >= 0)
-			addrs[n++] = s->pages[i].addr;
+	for (i = 0; i < s->pages_cap; i++) {
+		const struct page *pg = &s->pages[i];
+
+		if (!pg->addr || !pg->executed || !pg->bytes || pg->map < 0)
+			continue;
+		/* JIT code has several versions: a jitdump holds them with
+		 * their times, this copy only one.  Code a jitdump covers
+		 * comes from there; a page that changed after its copy is
+		 * left out (a gap, not wrong bytes). */
+		if (is_dynamic(&s->maps[pg->map])) {
+			if (jitconv_covers(s->jc, s->pid, pg->addr, PAGE)) {
+				s->jit_pages_left_out++;
+				continue;
+			}
+			if (pg->changed) {
+				fprintf(stderr, "ptsynth: warning: dynamic code at %#llx "
+					"changed while it ran and no jitdump describes "
+					"it: left out of the text store\n",
+					(unsigned long long)pg->addr);
+				s->jit_pages_changed++;
+				continue;
+			}
+		}
+		addrs[n++] = pg->addr;
+	}
 	for (i = 1; i < n; i++) {   /* insertion sort: a few hundred pages */
 		uint64_t v = addrs[i];
 		size_t j = i;
@@ -562,7 +756,7 @@ static void write_text_store(struct synth *s, const char *dir)
 		memset(&e, 0, sizeof(e));
 		snprintf(e.kind, sizeof(e.kind), "%s",
 			 !strcmp(m->path, "[vdso]") ? "vdso" :
-			 m->path[0] == '/' ? "file" : "jit");
+			 is_dynamic(m) ? "jit" : "file");
 		e.start = addrs[i];
 		e.len = (j - i) * PAGE;
 		e.valid_from = 0;
@@ -667,6 +861,7 @@ static void credit(struct synth *s, struct tinfo *t, uint64_t next)
 
 static void after_syscall(struct synth *s, long nr)
 {
+	clock_pair(s);    /* a JIT writes its jitdump with syscalls */
 	ptgen_advance(s->gen, KERNEL_CYCLES / 2);
 	switch (nr) {
 	case SYS_mmap: case SYS_mprotect: case SYS_mremap: case SYS_munmap:
@@ -896,6 +1091,8 @@ static void trace(struct synth *s, struct sched *sc)
 			s->ninterrupts++;
 		}
 		t->in = insn_at(s, t->ip);
+		if (s->dyn)
+			note_dyn_exec(s, t->ip, t->in);
 		sig = 0;
 		if (t->pending_sig) {
 			sig = t->pending_sig;
@@ -1196,13 +1393,18 @@ int main(int argc, char **argv)
 		t->ip = get_ip(pid, NULL);
 		sc.cur = 0;
 	}
+	if (!(s->jc = jitconv_new()))
+		die("out of memory");
+	clock_pair(s);
 	trace(s, &sc);
+	clock_pair(s);
 	check(s, ptgen_finish(s->gen), "packet generation");
 	write_features(s, argc, argv);
 	if (perfwrite_close(s->pw, s->err, sizeof(s->err)))
 		die("%s", s->err);
 	if (fclose(s->expected))
 		die("cannot write expected.insn");
+	write_jit(s, s->o.out);
 	write_text_store(s, s->o.out);
 
 	f = create_file(s->o.out, "cmd");
@@ -1233,7 +1435,10 @@ int main(int argc, char **argv)
 		(unsigned long long)gs.tnt_bits, (unsigned long long)gs.tips,
 		(unsigned long long)gs.rets_compressed, (unsigned long long)gs.pges,
 		(unsigned long long)gs.pgds);
+	if (s->jit_dumps || s->jit_dump_errors)
+		jit_report(s, f);
 	fclose(f);
+	jitconv_free(s->jc);
 	ptgen_free(s->gen);
 	cs_close(&s->cs);
 	fprintf(stderr, "ptsynth: %llu instructions, %llu trace bytes -> %s\n",

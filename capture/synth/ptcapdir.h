@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ptcapdir - the perf.data side of a synthetic Intel PT capture, shared by
+ * ptsynth record, ptsynth walk and the benchmark generator: the intel_pt
+ * and sideband attrs, AUXTRACE_INFO and TIME_CONV as perf writes them, the
+ * AUXTRACE + AUX pair of each trace piece, and the header features.
+ *
+ * The simulated clock: perf ns = time_zero + tsc * mult >> shift.
+ */
+#ifndef PTSYNTH_PTCAPDIR_H
+#define PTSYNTH_PTCAPDIR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "perfwrite.h"
+
+#define PTCAP_PMU_TYPE 8            /* the intel_pt PMU type number claimed */
+#define PTCAP_PT_ID 1000            /* sample id of the intel_pt attr */
+#define PTCAP_DUMMY_ID 1001         /* sample id of the sideband attr */
+#define PTCAP_CPUID "GenuineIntel,6,158,10"   /* no errata perf applies */
+#define PTCAP_TIME_SHIFT 10
+#define PTCAP_TIME_MULT 1000
+#define PTCAP_TIME_ZERO 1000000000ull
+
+struct ptcap_opts {
+	int kernel;       /* trace kernel code (intel_pt//k) instead of user */
+	int tsc;          /* TSC packets on */
+	int retcomp;      /* return compression on */
+};
+
+/* perf-clock ns of a simulated TSC value. */
+uint64_t ptcap_perf_time(uint64_t tsc);
+
+/* The attrs (intel_pt, dummy sideband), AUXTRACE_INFO and TIME_CONV. */
+int ptcap_begin(struct perfwrite *pw, const struct ptcap_opts *o);
+
+/* One trace piece: the AUXTRACE record with its bytes and the AUX record
+ * that announced them (at the piece's last TSC).  *aux_offset advances. */
+int ptcap_piece(struct perfwrite *pw, const void *data, size_t len,
+		uint64_t tsc_first, uint64_t tsc_last, uint32_t pid,
+		uint64_t *aux_offset);
+
+/* Header features (hostname, os release, cpuid, nrcpus, cmdline, ...). */
+int ptcap_features(struct perfwrite *pw, const char *osrelease,
+		   int argc, char **argv);
+
+#endif
