@@ -264,7 +264,7 @@ int jitconv_copy_dump(struct jitconv *jc, const char *in, const char *out,
 		rc = PTD_ERR_UNSUPPORTED;
 		goto out;
 	}
-	wr64(d + 16, jitconv_mono_to_perf(jc, rd64(d + 16)));
+	wr64(d + 24, jitconv_mono_to_perf(jc, rd64(d + 24)));
 	for (off = hsize; off < len; off += rd32(d + off + 4)) {
 		uint32_t id, size;
 		uint64_t t;
