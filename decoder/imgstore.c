@@ -411,11 +411,14 @@ static int read_one(struct imgstore *st, int32_t pid, uint64_t addr, uint64_t t,
 
 	if (v)
 		fill_hit(st, v, hit);
-	if (rc == IMGSTORE_AMBIGUOUS && !same_bytes_everywhere(st, pid, addr, len, v)) {
-		util_errf(err, errlen, "%#" PRIx64 ": several versions "
-			 "of the code (%s) and no time to choose between them",
-			 addr, v->name);
-		return rc;
+	if (rc == IMGSTORE_AMBIGUOUS) {
+		if (!same_bytes_everywhere(st, pid, addr, len, v)) {
+			util_errf(err, errlen, "%#" PRIx64 ": several versions "
+				  "of the code (%s) and no time to choose between "
+				  "them", addr, v->name);
+			return rc;
+		}
+		rc = 0; /* they agree: any of them will do */
 	}
 	if (rc) {
 		util_errf(err, errlen, "%#" PRIx64 ": no code mapped "

@@ -225,7 +225,8 @@ static void check_build_id(const char *elf)
 	CHECK(r == 0 && strstr(found, "/elf"), "perf cache layout not found (%d)", r);
 	printf("build id lookup: %s\n", r == 0 ? found : "not found");
 	/* A wrong id must not match a file with another id. */
-	hex[strlen(hex) - 1] ^= 1;
+	/* another valid hex digit (XOR would turn 'f' into 'g') */
+	hex[strlen(hex) - 1] = hex[strlen(hex) - 1] == '0' ? '1' : '0';
 	CHECK(symtab_find_by_build_id(dirs, hex, 0, found, sizeof(found)) ==
 	      PTD_ERR_NO_IMAGE, "wrong build id matched %s", found);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
