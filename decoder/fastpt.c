@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+#define _GNU_SOURCE /* memmem */
 #include "fastpt.h"
 #include "disasm.h"
 #include "imgstore.h"
@@ -42,8 +43,10 @@ struct fblock {
 	int32_t pid;                     /* address space of its bytes */
 	uint32_t ninsn;
 	/* second line */
+	uint64_t epoch;                  /* walk epoch it was last valid in */
 	uint8_t kind, mode, last_iclass;
 	uint32_t len;
+	uint32_t image;                  /* image version of its first byte */
 	uint64_t end_ip;
 	struct fblock *hnext;            /* hash chain */
 	uint16_t *off;                   /* instruction offsets, ninsn */
@@ -141,7 +144,9 @@ struct segment {
 	size_t pcap;
 	uint64_t ninsn;            /* instructions in recs */
 	int fallback;
-	int state;                 /* 0 queued, 1 running, 2 done */
+	int state;                 /* 0 queued, 1 running, 2 done (under the
+				    * backend's lock) */
+	int batch_end;             /* last segment of a worker's batch */
 };
 
 struct fqueue {
@@ -154,6 +159,8 @@ struct fqueue {
 };
 
 struct worker;
+
+#define SPARE_MAX 128
 
 struct fast_backend {
 	struct backend base;
@@ -172,8 +179,8 @@ struct fast_backend {
 	uint64_t out_cum;          /* instructions of out_seg handed out */
 	int out_started;           /* out_seg has been waited for */
 	/* record arrays of consumed segments, reused (no page faults) */
-	struct ptd_block *spare[16];
-	size_t spare_cap[16];
+	struct ptd_block *spare[SPARE_MAX];
+	size_t spare_cap[SPARE_MAX];
 	int nspare;
 
 	unsigned nthreads;
@@ -211,6 +218,7 @@ struct oracle {
 
 /* Per-worker state. */
 struct worker {
+	uint64_t epoch;
 	struct fast_backend *fb;
 	struct bcache cache;
 	struct imgstore *st;
@@ -294,6 +302,9 @@ struct walk {
 	uint64_t next_switch;
 	uint32_t ctx;             /* index of the current fctx */
 	int ctx_dirty;            /* time or thread changed since */
+	uint64_t *epoch;          /* the worker's: bumped whenever time, thread
+				   * or mode change, so a block's validity is
+				   * checked once per epoch */
 
 	struct pt_packet peek;    /* lookahead packet */
 	int have_peek;            /* 1 packet, 0 none read, -1 end/error */
@@ -330,6 +341,7 @@ static void set_time(struct walk *k, uint64_t tsc)
 	k->tsc = tsc;
 	k->time = intelpt_tsc_to_perf(&k->fb->p, tsc);
 	k->ctx_dirty = 1;
+	++*k->epoch;
 }
 
 /* Follows the sideband like the reference path: who runs now. */
@@ -348,6 +360,7 @@ static void update_context(struct walk *k)
 		k->pid = pid;
 		k->tid = tid;
 		k->ctx_dirty = 1;
+		++*k->epoch;
 		ev = event(k, PTD_EV_SWITCH, 0);
 		(void)ev;
 	}
@@ -425,6 +438,7 @@ static int peek_packet(struct walk *k)
 				int m = pt_get_exec_mode(&k->peek.payload.mode.bits.exec);
 
 				k->mode = intelpt_map_mode(m);
+				++*k->epoch;
 				continue;
 			}
 			/* MODE.TSX: transactions need libipt's handling */
@@ -797,6 +811,7 @@ static struct fblock *build_block(struct walk *k)
 	b->last_iclass = last_iclass;
 	b->valid_from = from;
 	b->valid_to = to;
+	b->image = (uint32_t)hit.version_id;
 	b->pid = hit.pid;
 	{
 		size_t h = hash_ip(ip);
@@ -808,12 +823,18 @@ static struct fblock *build_block(struct walk *k)
 	return b;
 }
 
-static inline int block_valid(const struct fblock *b, const struct walk *k)
+static inline int block_valid(struct fblock *b, const struct walk *k)
 {
-	return b->mode == k->mode &&
-	       (b->pid == k->pid || b->pid == IMGSTORE_KERNEL) &&
-	       (k->time == IMGSTORE_TIME_UNKNOWN ||
-		(k->time >= b->valid_from && k->time < b->valid_to));
+	if (b->epoch == *k->epoch)
+		return 1;
+	if (b->mode == k->mode &&
+	    (b->pid == k->pid || b->pid == IMGSTORE_KERNEL) &&
+	    (k->time == IMGSTORE_TIME_UNKNOWN ||
+	     (k->time >= b->valid_from && k->time < b->valid_to))) {
+		b->epoch = *k->epoch;
+		return 1;
+	}
+	return 0;
 }
 
 static struct fblock *get_block(struct walk *k)
@@ -972,6 +993,45 @@ static int seg_stop_ip(const struct walk *k, uint64_t *ip)
 	return 1;
 }
 
+/* Runs of conditional-branch blocks while TNT bits are pending, the bulk
+ * of most traces: state in locals, one compare to trust a cached
+ * successor.  Stops before the block that needs anything else (returned,
+ * not yet emitted), keeping at least one bit for the general loop. */
+static struct fblock *cond_run(struct walk *k, struct fblock *b)
+{
+	struct segment *s = k->seg;
+	struct ptd_block *out = s->recs + s->nrecs;
+	struct ptd_block *end = s->recs + s->rcap;
+	uint64_t tnt = k->tnt, ninsn = s->ninsn, epoch = *k->epoch;
+	uint32_t ctx = k->ctx;
+	int ntnt = k->ntnt;
+
+	if (k->ctx_dirty)
+		return b;
+	while (b->kind == FB_COND && ntnt > 1 && out < end) {
+		struct fblock *nb;
+		int bit = (int)(tnt >> 63);
+
+		nb = b->succ[bit];
+		if (!nb || nb->epoch != epoch)
+			break;  /* the general loop looks it up */
+		out->priv = b;
+		out->ninsn = b->ninsn;
+		out->ctx = ctx;
+		out++;
+		ninsn += b->ninsn;
+		tnt <<= 1;
+		ntnt--;
+		b = nb;
+	}
+	s->nrecs = (size_t)(out - s->recs);
+	s->ninsn = ninsn;
+	k->tnt = tnt;
+	k->ntnt = ntnt;
+	k->ip = b->ip;
+	return b;
+}
+
 /* Walks the segment.  Returns WALK_DONE or WALK_FAIL. */
 static int walk_segment(struct walk *k)
 {
@@ -1038,6 +1098,11 @@ static int walk_segment(struct walk *k)
 			return WALK_FAIL;
 have_block:
 		nb = NULL;
+		if (b->kind == FB_COND && k->ntnt > 1) {
+			b = cond_run(k, b);
+			if (!b)
+				return WALK_FAIL;
+		}
 		if (emit(k, b, b->ninsn))
 			return WALK_FAIL;
 		switch (b->kind) {
@@ -1136,9 +1201,11 @@ static int walk_start(struct walk *k)
 			k->enabled = 1;
 			break;
 		case ppt_mode:
-			if (p.payload.mode.leaf == pt_mol_exec)
+			if (p.payload.mode.leaf == pt_mol_exec) {
 				k->mode = intelpt_map_mode(
 					pt_get_exec_mode(&p.payload.mode.bits.exec));
+				++*k->epoch;
+			}
 			else if (p.payload.mode.bits.tsx.intx ||
 				 p.payload.mode.bits.tsx.abrt)
 				return WALK_FAIL;
@@ -1174,6 +1241,8 @@ static int fast_segment(struct worker *w, const struct fqueue *fq,
 	k.pid = fq->q.pid;
 	k.tid = fq->q.tid;
 	k.ctx_dirty = 1;
+	k.epoch = &w->epoch;
+	++w->epoch;
 	intelpt_config(&w->fb->p, &cfg, fq->q.data, fq->q.data + seg->end);
 	k.pkt = pt_pkt_alloc_decoder(&cfg);
 	if (!k.pkt)
@@ -1200,13 +1269,24 @@ static int find_segments(struct fast_backend *fb, struct fqueue *fq)
 	pkt = pt_pkt_alloc_decoder(&cfg);
 	if (!pkt)
 		return PTD_ERR_NOMEM;
-	while (pt_pkt_sync_forward(pkt) >= 0) {
+	for (uint64_t from = 0;;) {
+		/* the PSB pattern, as libipt's sync does, but with memmem */
+		static const uint8_t psb[16] = { 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+						 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+						 0x02, 0x82, 0x02, 0x82 };
+		const uint8_t *at = from < fq->q.size ?
+			memmem(fq->q.data + from, fq->q.size - from, psb, sizeof(psb)) : NULL;
 		struct segment *s;
 		struct pt_packet p;
 		uint64_t off;
 		int ok;
 
-		pt_pkt_get_offset(pkt, &off);
+		if (!at)
+			break;
+		off = (uint64_t)(at - fq->q.data);
+		from = off + sizeof(psb);
+		if (pt_pkt_sync_set(pkt, off) < 0)
+			continue;
 		if (util_grow((void **)&fq->segs, &cap, fq->nsegs + 1, sizeof(*s))) {
 			pt_pkt_free_decoder(pkt);
 			return PTD_ERR_NOMEM;
@@ -1257,6 +1337,20 @@ static void run_segment(struct worker *w, struct segment *seg)
 		if (fb->nthreads)
 			pthread_mutex_unlock(&fb->lock);
 	}
+	{
+		/* dense traces give about 3 blocks per trace byte: size the
+		 * array once rather than growing it by doubling */
+		size_t want = (size_t)(seg->end - seg->start) * 3 + 64;
+
+		if (seg->rcap < want) {
+			struct ptd_block *r = realloc(seg->recs, want * sizeof(*r));
+
+			if (r) {
+				seg->recs = r;
+				seg->rcap = want;
+			}
+		}
+	}
 	if (fq->failed || fast_segment(w, fq, seg)) {
 		/* the consumer switches this queue to libipt */
 		seg_reset_output(seg);
@@ -1277,6 +1371,11 @@ static void run_segment(struct worker *w, struct segment *seg)
 		bcache_clear(&w->cache);
 }
 
+/* Workers take batches of consecutive segments (about 256 KiB of trace):
+ * one lock round trip and one wakeup per batch, not per segment. */
+#define BATCH_BYTES (64u << 10)
+#define BATCH_SEGS 16
+
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
@@ -1284,19 +1383,31 @@ static void *worker_main(void *arg)
 
 	pthread_mutex_lock(&fb->lock);
 	for (;;) {
-		struct segment *seg;
+		size_t first, n = 0;
+		uint64_t bytes = 0;
 
 		while (!fb->stop && (fb->next_to_run >= fb->nsegs ||
-				     fb->next_to_run >= fb->out_seg + fb->window))
+				     fb->next_to_run >= __atomic_load_n(&fb->out_seg,
+						__ATOMIC_ACQUIRE) + fb->window))
 			pthread_cond_wait(&fb->cond_work, &fb->lock);
 		if (fb->stop)
 			break;
-		seg = fb->order[fb->next_to_run++];
-		seg->state = 1;
+		first = fb->next_to_run;
+		while (first + n < fb->nsegs && n < BATCH_SEGS && bytes < BATCH_BYTES) {
+			struct segment *seg = fb->order[first + n];
+
+			bytes += seg->end - seg->start;
+			seg->state = 1;
+			n++;
+		}
+		fb->order[first + n - 1]->batch_end = 1;
+		fb->next_to_run = first + n;
 		pthread_mutex_unlock(&fb->lock);
-		run_segment(w, seg);
+		for (size_t i = 0; i < n; i++)
+			run_segment(w, fb->order[first + i]);
 		pthread_mutex_lock(&fb->lock);
-		seg->state = 2;
+		for (size_t i = 0; i < n; i++)
+			__atomic_store_n(&fb->order[first + i]->state, 2, __ATOMIC_RELEASE);
 		pthread_cond_broadcast(&fb->cond_done);
 	}
 	pthread_mutex_unlock(&fb->lock);
@@ -1316,6 +1427,8 @@ static void wait_segment(struct fast_backend *fb, size_t i)
 		}
 		return;
 	}
+	if (__atomic_load_n(&seg->state, __ATOMIC_ACQUIRE) == 2)
+		return;  /* decoded already: no lock */
 	pthread_mutex_lock(&fb->lock);
 	pthread_cond_broadcast(&fb->cond_work);
 	while (seg->state != 2)
@@ -1326,23 +1439,28 @@ static void wait_segment(struct fast_backend *fb, size_t i)
 static void advance_segment(struct fast_backend *fb)
 {
 	struct segment *seg = fb->order[fb->out_seg];
+	int wake = fb->nthreads && seg->batch_end;
 
 	fb->queues[seg->queue].emitted += seg->ninsn;
 	if (fb->nthreads)
 		pthread_mutex_lock(&fb->lock);
-	if (seg->recs && fb->nspare < 16) {
+	if (seg->recs && fb->nspare < SPARE_MAX) {
 		fb->spare[fb->nspare] = seg->recs;
 		fb->spare_cap[fb->nspare++] = seg->rcap;
 		seg->recs = NULL;
 		seg->rcap = 0;
 	}
+	if (fb->nthreads)
+		pthread_mutex_unlock(&fb->lock);
 	seg_free_output(seg);
-	fb->out_seg++;
+	__atomic_store_n(&fb->out_seg, fb->out_seg + 1, __ATOMIC_RELEASE);
 	fb->out_pos = 0;
 	fb->out_ev = 0;
 	fb->out_cum = 0;
 	fb->out_started = 0;
-	if (fb->nthreads) {
+	if (wake) {
+		/* a batch is consumed: room in the window for workers */
+		pthread_mutex_lock(&fb->lock);
 		pthread_cond_broadcast(&fb->cond_work);
 		pthread_mutex_unlock(&fb->lock);
 	}
@@ -1497,6 +1615,7 @@ static int fast_block_info(const struct backend *base, const struct ptd_block *b
 	info->queue = seg->queue;
 	info->mode = b->mode;
 	info->last_iclass = blk->ninsn == b->ninsn ? b->last_iclass : PTD_IC_OTHER;
+	info->image = b->image;
 	return 0;
 }
 
@@ -1518,6 +1637,7 @@ static int fast_block_insn(const struct backend *base, const struct ptd_block *b
 	memcpy(ev->raw, b->bytes + b->off[i], ev->size);
 	ev->iclass = i + 1 == b->ninsn ? b->last_iclass : PTD_IC_OTHER;
 	ev->mode = b->mode;
+	ev->image = b->image;
 	ev->cpu = info.cpu;
 	ev->pid = info.pid;
 	ev->tid = info.tid;
@@ -1675,7 +1795,8 @@ int fastpt_new(const struct intelpt_params *p,
 	}
 	/* one thread: decode in the caller, no pool */
 	fb->nthreads = nthreads > 1 ? nthreads : 0;
-	fb->window = 4 * (fb->nthreads ? fb->nthreads : 1);
+	/* segments decoded ahead of the consumer: a few batches a thread */
+	fb->window = 3 * BATCH_SEGS * (fb->nthreads ? fb->nthreads : 1);
 	nw = fb->nthreads ? fb->nthreads : 1;
 	fb->workers = calloc(nw, sizeof(*fb->workers));
 	if (!fb->workers) {

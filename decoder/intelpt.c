@@ -35,6 +35,7 @@ struct ipt_backend {
 	uint64_t tsc;
 	uint64_t next_switch;         /* re-ask the sideband at this time */
 	uint64_t last_ip;             /* last instruction decoded */
+	uint32_t last_image;          /* version of the last code read */
 
 	/* memory-read failure details, for the error or gap event */
 	int mem_failed;
@@ -133,8 +134,10 @@ static int read_mem(uint8_t *buf, size_t size, const struct pt_asid *asid,
 	(void)asid;
 	memset(&hit, 0, sizeof(hit));
 	n = imgstore_read(b->st, b->pid, ip, b->time, buf, size, &hit);
-	if (n > 0)
+	if (n > 0) {
+		b->last_image = (uint32_t)hit.version_id;
 		return n;
+	}
 	b->mem_failed = 1;
 	b->mem_rc = n;
 	b->mem_hit = hit;
@@ -514,6 +517,7 @@ static int step(struct ipt_backend *b)
 			memcpy(ev->raw, insn.raw, sizeof(ev->raw));
 			ev->iclass = intelpt_map_class(insn.iclass);
 			ev->mode = intelpt_map_mode(insn.mode);
+			ev->image = b->last_image;
 			if (insn.speculative)
 				ev->flags |= PTD_EVF_SPECULATIVE;
 			if (insn.truncated)

@@ -1307,6 +1307,7 @@ int ptd_block_info(const struct ptd_session *s, const struct ptd_block *b,
 		info->queue = e->queue;
 		info->mode = e->mode;
 		info->last_iclass = e->iclass;
+		info->image = e->image;
 		return 0;
 	}
 	if (!s->be || !s->be->block_info)

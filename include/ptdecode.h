@@ -262,6 +262,9 @@ struct ptd_event {
 			       * byte stream (errors, gaps, events) */
 	const char *msg;      /* PTD_EV_ERROR/GAP/LOST: what and why; valid
 			       * until the next ptd_next() */
+	uint32_t image;       /* PTD_EV_INSN: id of the image version the
+			       * bytes came from (0 unknown): the same
+			       * (ip, image) always means the same code */
 };
 
 /* Returns 0 and fills *ev with the next event, PTD_ERR_END at the end, or
@@ -287,6 +290,7 @@ struct ptd_block_info {
 	uint32_t queue;
 	uint8_t mode;         /* enum ptd_exec_mode */
 	uint8_t last_iclass;  /* enum ptd_insn_class of the last instruction */
+	uint32_t image;       /* image version id (see struct ptd_event) */
 };
 
 /* Fast interface: hands out the next run of blocks (*blocks points into

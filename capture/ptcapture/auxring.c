@@ -92,6 +92,7 @@ long auxring_read(struct auxring *r, auxring_rec_fn fn, void *ctx)
 		memcpy(&h, r->data + off, sizeof(h));
 		if (h.size < sizeof(h) || (h.size & 7) || h.size > head - tail) {
 			r->st.corrupt++;
+			r->st.corrupt_bytes += head - tail;
 			tail = head;
 			rc = -1;
 			break;

@@ -29,6 +29,7 @@ struct auxring_stats {
 	uint64_t records;        /* records handed over */
 	uint64_t joined;         /* records split at the ring end and joined */
 	uint64_t corrupt;        /* times a ring held a bad record header */
+	uint64_t corrupt_bytes;  /* forward reading: bytes skipped after one */
 	uint64_t lost_records, lost_events;      /* PERF_RECORD_LOST */
 	uint64_t aux_records;    /* PERF_RECORD_AUX seen */
 	uint64_t aux_truncated, aux_overwrite, aux_partial, aux_collision;

@@ -64,7 +64,7 @@ struct rec {
 	uint64_t by_type[32];
 	uint64_t records, lost_records, lost_events, lost_samples;
 	uint64_t prog_loads, info_copies, info_gone, info_errors;
-	uint64_t joined;      /* records split at a ring's end (sbevents) */
+	struct sbevents_stats sbst; /* ring counts (sbevents), at the end */
 	uint64_t kcore_missed;/* non-BPF KSYMBOL and TEXT_POKE ranges not copied */
 	struct copystore *cs; /* flight recorder: fence copies kept */
 	int failed;           /* a write failed: stop */
@@ -412,8 +412,9 @@ static int write_info(const char *dir, const struct app *A, const struct rec *r,
 	fprintf(f, "mode=%s\n", o->snapshot ? "snapshot" : "full");
 	fprintf(f, "sideband_ring_pages=%u\nswitch_ring_pages=%u\n", o->pages, o->pages * 4);
 	fprintf(f, "fence_hook=%s\n", A->hook);
-	fprintf(f, "sideband_records=%" PRIu64 "\nsideband_records_split=%" PRIu64 "\n",
-		r->records, r->joined);
+	fprintf(f, "sideband_records=%" PRIu64 "\nsideband_records_split=%" PRIu64 "\n"
+		"sideband_corrupt_bytes=%" PRIu64 "\nsideband_lost_unreported=%" PRIu64 "\n",
+		r->records, r->sbst.joined, r->sbst.corrupt_bytes, r->sbst.lost_pending);
 	fprintf(f, "ksymbol_records=%" PRIu64 "\nbpf_event_records=%" PRIu64 "\n"
 		"text_poke_records=%" PRIu64 "\nmmap2_records=%" PRIu64 "\n"
 		"switch_records=%" PRIu64 "\n",
@@ -944,7 +945,15 @@ static int record(int argc, char **argv)
 	}
 	fence_close(A.fence, &fc);
 	A.fence = NULL;
-	sbevents_drain(A.sb, on_record, &r);
+	/* Stop the rings, read what is in them, then report as LOST whatever
+	 * the kernel dropped without a LOST record in a ring. */
+	if (sbevents_enable(A.sb, 0))
+		fprintf(stderr, "ptcapture: warning: disabling the sideband events: %s\n",
+			strerror(errno));
+	if (sbevents_drain(A.sb, on_record, &r) < 0 && !r.failed)
+		fprintf(stderr, "ptcapture: warning: a corrupt sideband ring was skipped\n");
+	if (!r.failed && sbevents_flush_lost(A.sb, on_record, &r, now_ns()) == -1)
+		fail(&r, "reading the sideband events' lost counts failed: %s", strerror(errno));
 	if (A.ap && auxpmu_drain(A.ap, r.pw, on_record, &r, 1))
 		fail(&r, "writing AUX data failed");
 	perfwrite_finished_round(r.pw);
@@ -952,7 +961,7 @@ static int record(int argc, char **argv)
 		fprintf(stderr, "ptcapture: %s\n", r.errmsg);
 		goto out;
 	}
-	r.joined = sbevents_joined(A.sb);
+	sbevents_stats(A.sb, &r.sbst);
 	if (out_close(&A, &r, o->out, &fc, &tc, A.t_start, t_end, NULL))
 		goto out;
 	fprintf(stderr, "ptcapture: %s: %" PRIu64 " sideband records (%" PRIu64 " lost), "

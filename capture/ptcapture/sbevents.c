@@ -20,7 +20,7 @@ struct sb_ring {
 	uint8_t *data;
 	size_t size;        /* data area bytes (power of two) */
 	size_t map_len;
-	struct auxring ar;  /* backward mode: the reader */
+	struct auxring ar;  /* the reader (forward or backward) */
 };
 
 struct sbevents {
@@ -29,9 +29,7 @@ struct sbevents {
 	uint64_t *ids[SB_NKIND];
 	int nrings[SB_NKIND];
 	int ncpus;
-	uint8_t *tmp;            /* joins records split at the ring's end */
-	size_t tmp_size;
-	uint64_t joined;         /* records that were split, for the info file */
+	uint64_t lost_pending;   /* losses no LOST record reported (flush_lost) */
 	int backward;
 };
 
@@ -46,6 +44,10 @@ static void make_attr(struct perf_event_attr *a, int kind, size_t ring_bytes, in
 	a->use_clockid = 1;
 	a->clockid = SB_CLOCKID;
 	a->watermark = 1;
+	/* read() then gives the records the kernel could not write into the
+	 * ring, including those its LOST record would only report at the
+	 * next successful write (sbevents_flush_lost). */
+	a->read_format = PERF_FORMAT_LOST;
 	if (kind == SB_MAIN) {
 		a->mmap = 1;
 		a->mmap2 = 1;      /* only effective together with mmap */
@@ -118,8 +120,6 @@ int sbevents_open(unsigned pages_main, unsigned pages_switch, int backward,
 		if (!(sb->ids[k] = calloc((size_t)nconf, sizeof(uint64_t))))
 			goto nomem;
 		make_attr(&sb->attr[k], k, bytes, backward);
-		if (bytes > sb->tmp_size)
-			sb->tmp_size = bytes;
 		for (int cpu = 0; cpu < nconf; cpu++) {
 			struct sb_ring *r = &sb->rings[k * nconf + sb->nrings[k]];
 			int fd = perf_open(&sb->attr[k], cpu);
@@ -139,8 +139,7 @@ int sbevents_open(unsigned pages_main, unsigned pages_switch, int backward,
 			r->pg = mmap(NULL, r->map_len, backward ? PROT_READ : PROT_READ | PROT_WRITE,
 				     MAP_SHARED, fd, 0);
 			if (r->pg == MAP_FAILED || ioctl(fd, PERF_EVENT_IOC_ID, &r->id) ||
-			    (backward && auxring_init(&r->ar, r->pg, (uint8_t *)r->pg + psz, bytes,
-						      NULL, 0, 0))) {
+			    auxring_init(&r->ar, r->pg, (uint8_t *)r->pg + psz, bytes, NULL, 0, 0)) {
 				int e = errno;
 
 				if (r->pg == MAP_FAILED)
@@ -161,8 +160,6 @@ int sbevents_open(unsigned pages_main, unsigned pages_switch, int backward,
 			return -ENODEV;
 		}
 	}
-	if (!(sb->tmp = malloc(sb->tmp_size)))
-		goto nomem;
 	*out = sb;
 	return 0;
 nomem:
@@ -187,7 +184,6 @@ void sbevents_close(struct sbevents *sb)
 		free(sb->ids[k]);
 	}
 	free(sb->rings);
-	free(sb->tmp);
 	free(sb);
 }
 
@@ -220,51 +216,22 @@ int sbevents_add_to_epoll(struct sbevents *sb, int epfd)
 	return 0;
 }
 
-/* The kernel writes data_head after the records (we read it with acquire);
- * we publish data_tail after reading them (release), so the kernel never
- * overwrites a record we are still reading. */
-static long drain_ring(struct sbevents *sb, struct sb_ring *r, sbevents_fn fn, void *ctx)
+struct fwd_ctx {
+	sbevents_fn fn;
+	void *ctx;
+	int cpu;
+};
+
+static int fwd_rec(void *ctx, const struct perf_event_header *rec)
 {
-	uint64_t head = __atomic_load_n(&r->pg->data_head, __ATOMIC_ACQUIRE);
-	uint64_t tail = r->pg->data_tail;
-	long n = 0;
-	int rc = 0;
+	struct fwd_ctx *c = ctx;
 
-	while (tail < head) {
-		size_t off = (size_t)(tail & (r->size - 1));
-		struct perf_event_header h;
-		const struct perf_event_header *rec;
-
-		/* Records are 8-byte aligned, so the header never wraps. */
-		memcpy(&h, r->data + off, sizeof(h));
-		if (h.size < sizeof(h) || h.size > head - tail) {
-			rc = -1; /* corrupt: drop the rest of the ring */
-			break;
-		}
-		if (off + h.size <= r->size) {
-			rec = (const void *)(r->data + off);
-		} else {
-			size_t first = r->size - off;
-
-			memcpy(sb->tmp, r->data + off, first);
-			memcpy(sb->tmp + first, r->data, h.size - first);
-			rec = (const void *)sb->tmp;
-			sb->joined++;
-		}
-		if (fn(ctx, rec, r->cpu)) {
-			tail += h.size;
-			rc = -2;
-			break;
-		}
-		tail += h.size;
-		n++;
-	}
-	if (rc == -1)
-		tail = head;
-	__atomic_store_n(&r->pg->data_tail, tail, __ATOMIC_RELEASE);
-	return rc ? rc : n;
+	return c->fn(c->ctx, rec, c->cpu);
 }
 
+/* auxring_read does the ring protocol (acquire data_head, release
+ * data_tail after the records are used, join records split at the end)
+ * and counts the LOST records that pass. */
 long sbevents_drain(struct sbevents *sb, sbevents_fn fn, void *ctx)
 {
 	long total = 0;
@@ -272,7 +239,9 @@ long sbevents_drain(struct sbevents *sb, sbevents_fn fn, void *ctx)
 
 	for (int k = 0; k < SB_NKIND; k++)
 		for (int i = 0; i < sb->nrings[k]; i++) {
-			long n = drain_ring(sb, &sb->rings[k * sb->ncpus + i], fn, ctx);
+			struct sb_ring *r = &sb->rings[k * sb->ncpus + i];
+			struct fwd_ctx c = { fn, ctx, r->cpu };
+			long n = auxring_read(&r->ar, fwd_rec, &c);
 
 			if (n < 0)
 				bad = 1;
@@ -282,9 +251,73 @@ long sbevents_drain(struct sbevents *sb, sbevents_fn fn, void *ctx)
 	return bad ? -1 : total;
 }
 
-uint64_t sbevents_joined(const struct sbevents *sb)
+int sbevents_enable(struct sbevents *sb, int enable)
 {
-	return sb->joined;
+	int rc = 0;
+
+	for (int k = 0; k < SB_NKIND; k++)
+		for (int i = 0; i < sb->nrings[k]; i++)
+			if (ioctl(sb->rings[k * sb->ncpus + i].fd,
+				  enable ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0))
+				rc = -errno;
+	return rc;
+}
+
+/* The kernel counts a record it cannot write in rb->lost and reports it
+ * in a LOST record in front of the next record that fits.  A ring whose
+ * CPU writes nothing more after its reader caught up (the end of a
+ * capture) never gets that LOST record: only read() (PERF_FORMAT_LOST)
+ * tells.  Whatever it counts beyond the LOST records read becomes a
+ * LOST record of our own, so no loss goes unreported. */
+long sbevents_flush_lost(struct sbevents *sb, sbevents_fn fn, void *ctx, uint64_t time)
+{
+	long n = 0;
+
+	for (int k = 0; k < SB_NKIND; k++)
+		for (int i = 0; i < sb->nrings[k]; i++) {
+			struct sb_ring *r = &sb->rings[k * sb->ncpus + i];
+			uint64_t v[2];
+			struct {
+				struct perf_event_header h;
+				uint64_t id, lost;
+				uint8_t trailer[SB_ID_TRAILER];
+			} rec;
+
+			if (read(r->fd, v, sizeof(v)) != (ssize_t)sizeof(v))
+				return -1;
+			if (v[1] <= r->ar.st.lost_events)
+				continue;
+			memset(&rec, 0, sizeof(rec));
+			rec.h.type = PERF_RECORD_LOST;
+			rec.h.size = sizeof(rec);
+			rec.id = r->id;
+			rec.lost = v[1] - r->ar.st.lost_events;
+			sbevents_fill_trailer(&rec.h, 0, 0, time, r->id, (uint32_t)r->cpu);
+			r->ar.st.lost_records++;
+			r->ar.st.lost_events += rec.lost;
+			sb->lost_pending += rec.lost;
+			n++;
+			if (fn(ctx, &rec.h, r->cpu))
+				return -2;
+		}
+	return n;
+}
+
+void sbevents_stats(const struct sbevents *sb, struct sbevents_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	for (int k = 0; k < SB_NKIND; k++)
+		for (int i = 0; i < sb->nrings[k]; i++) {
+			const struct auxring_stats *a = &sb->rings[k * sb->ncpus + i].ar.st;
+
+			st->records += a->records;
+			st->joined += a->joined;
+			st->corrupt += a->corrupt;
+			st->corrupt_bytes += a->corrupt_bytes;
+			st->lost_records += a->lost_records;
+			st->lost_events += a->lost_events;
+		}
+	st->lost_pending = sb->lost_pending;
 }
 
 uint64_t sbevents_time(const struct perf_event_header *rec)

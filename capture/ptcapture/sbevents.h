@@ -52,8 +52,20 @@ int sbevents_ncpus(const struct sbevents *sb);
 int sbevents_add_to_epoll(struct sbevents *sb, int epfd);
 
 /* Reads every ring up to its current head.  Returns records read, or
- * negative when fn stopped or a ring was corrupt. */
+ * negative when fn stopped or a ring was corrupt (the rest of that ring
+ * was skipped and counted in corrupt_bytes). */
 long sbevents_drain(struct sbevents *sb, sbevents_fn fn, void *ctx);
+
+/* Enables (1) or disables (0) every event: disabled, nothing more is
+ * written into the rings. */
+int sbevents_enable(struct sbevents *sb, int enable);
+
+/* At the end of a capture: disable, drain, then call this.  Hands fn one
+ * synthesized PERF_RECORD_LOST (with time) per ring for the records the
+ * kernel dropped but never reported in a LOST record of the ring (it
+ * writes that only in front of a later record that fits).  Returns LOST
+ * records made, -1 (read failed) or -2 (fn stopped). */
+long sbevents_flush_lost(struct sbevents *sb, sbevents_fn fn, void *ctx, uint64_t time);
 
 /* Pauses (1) or resumes (0) the output of every ring. */
 int sbevents_pause(struct sbevents *sb, int pause);
@@ -64,8 +76,15 @@ int sbevents_pause(struct sbevents *sb, int pause);
  * ring was skipped). */
 long sbevents_read_backward(struct sbevents *sb, sbevents_fn fn, void *ctx);
 
-/* Records so far that were split at the end of a ring and joined. */
-uint64_t sbevents_joined(const struct sbevents *sb);
+/* Counts over all rings, forward reading. */
+struct sbevents_stats {
+	uint64_t records;        /* records read from the rings */
+	uint64_t joined;         /* of them split at the ring end and joined */
+	uint64_t corrupt, corrupt_bytes;   /* bad headers; bytes skipped */
+	uint64_t lost_records, lost_events;/* LOST records (kernel + flush_lost) */
+	uint64_t lost_pending;   /* of lost_events: reported by flush_lost */
+};
+void sbevents_stats(const struct sbevents *sb, struct sbevents_stats *st);
 
 /* Fields of the sample_id trailer of a record (0 if the record is short). */
 uint64_t sbevents_time(const struct perf_event_header *rec);

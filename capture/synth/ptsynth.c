@@ -648,7 +648,8 @@ static void write_jit(struct synth *s, const char *dir)
 		s->jit_dumps++;
 		if (sscanf(base, "jit-%d.dump", &pid) != 1)
 			continue;
-		snprintf(src, sizeof(src), "%.*s/perf-%d.map", (int)(base - 1 - path), path, pid);
+		snprintf(src, sizeof(src), "%.*s/perf-%d.map",
+			 base > path ? (int)(base - 1 - path) : 1, base > path ? path : ".", pid);
 		snprintf(out, sizeof(out), "%s/jit/perf-%d.map", dir, pid);
 		if (copy_file(src, out)) {
 			snprintf(src, sizeof(src), "/tmp/perf-%d.map", pid);

@@ -7,6 +7,18 @@
 #include <string.h>
 
 #define MAX_DEPTH 4096
+#define FCACHE_BITS 18
+#define FCACHE_ARENA (64u << 20)
+
+/* Formatted text of an instruction ("sym+off  disasm  # src") by address
+ * and image version: the same pair is the same code, so the text is made
+ * once (capstone and symbol lookups are the slow part of text output). */
+struct fcache_ent {
+	uint64_t ip;
+	uint32_t image;
+	uint32_t len;
+	const char *text;
+};
 
 struct view {
 	struct view_opts o;
@@ -16,6 +28,11 @@ struct view {
 	int have_pend;
 	int depth;
 	int32_t depth_tid;
+	struct fcache_ent *fc;      /* direct-mapped, 2^FCACHE_BITS */
+	char *arena;
+	size_t arena_used;
+	char obuf[1 << 16];         /* line assembly, written in big pieces */
+	size_t olen;
 };
 
 struct view *view_new(const struct view_opts *o, struct ptd_session *s)
@@ -30,10 +47,21 @@ struct view *view_new(const struct view_opts *o, struct ptd_session *s)
 	return v;
 }
 
+static void out_flush(struct view *v)
+{
+	if (v->olen) {
+		fwrite(v->obuf, 1, v->olen, v->o.out);
+		v->olen = 0;
+	}
+}
+
 void view_free(struct view *v)
 {
 	if (!v)
 		return;
+	out_flush(v);
+	free(v->fc);
+	free(v->arena);
 	for (int i = 0; i < 6; i++)
 		disasm_free(v->dis[i]);
 	free(v);
@@ -97,10 +125,13 @@ static void print_ctx(struct view *v, const struct ptd_event *ev)
 			ev->time % 1000000000);
 }
 
-static void print_insn(struct view *v, const struct ptd_event *ev)
+/* "sym+off  disasm  # src" for an instruction (the text after its
+ * address in --insn lines). */
+static size_t insn_tail(struct view *v, const struct ptd_event *ev, char *out,
+			size_t cap)
 {
-	FILE *f = v->o.out;
-	char sym[256] = "", text[160] = "", src[512];
+	char sym[256] = "", text[160] = "", src[512] = "";
+	size_t n = 0;
 
 	if (v->o.show_sym)
 		sym_of(v, ev->pid, ev->ip, sym, sizeof(sym));
@@ -110,7 +141,6 @@ static void print_insn(struct view *v, const struct ptd_event *ev)
 		if (!d || disasm_one(d, ev->raw, ev->size, ev->ip, text, sizeof(text)) < 0)
 			snprintf(text, sizeof(text), "(bad)");
 	}
-	src[0] = '\0';
 	if (v->o.show_sym || v->o.show_src) {
 		/* BPF and JIT lines are cheap (capture metadata): always;
 		 * DWARF only when asked for */
@@ -125,7 +155,94 @@ static void print_insn(struct view *v, const struct ptd_event *ev)
 			src[0] = '\0';
 		}
 	}
+	if (v->o.show_sym)
+		n += (size_t)snprintf(out + n, cap - n, "  %-32s", sym[0] ? sym : "??");
+	if (v->o.show_disasm && n < cap)
+		n += (size_t)snprintf(out + n, cap - n, "  %s", text);
+	if (src[0] && n < cap)
+		n += (size_t)snprintf(out + n, cap - n, "  # %s", src);
+	return n < cap ? n : cap - 1;
+}
+
+static const char *cached_tail(struct view *v, const struct ptd_event *ev,
+			       uint32_t *len)
+{
+	struct fcache_ent *e;
+	char buf[1024];
+	size_t n;
+
+	if (!v->fc && !(v->fc = calloc(1u << FCACHE_BITS, sizeof(*v->fc))))
+		return NULL;
+	if (!v->arena && !(v->arena = malloc(FCACHE_ARENA)))
+		return NULL;
+	e = &v->fc[(ev->ip * 0x9e3779b97f4a7c15ull + ev->image) >> (64 - FCACHE_BITS)];
+	if (e->text && e->ip == ev->ip && e->image == ev->image) {
+		*len = e->len;
+		return e->text;
+	}
+	n = insn_tail(v, ev, buf, sizeof(buf));
+	if (v->arena_used + n > FCACHE_ARENA) {
+		memset(v->fc, 0, (1u << FCACHE_BITS) * sizeof(*v->fc));
+		v->arena_used = 0;
+	}
+	memcpy(v->arena + v->arena_used, buf, n);
+	e->ip = ev->ip;
+	e->image = ev->image;
+	e->len = (uint32_t)n;
+	e->text = v->arena + v->arena_used;
+	v->arena_used += n;
+	*len = e->len;
+	return e->text;
+}
+
+static void print_insn(struct view *v, const struct ptd_event *ev)
+{
+	FILE *f = v->o.out;
+	char tail[1024];
+	const char *t = NULL;
+	uint32_t tlen = 0;
+
+	if (!v->o.json && !v->o.show_time) {
+		/* the common case, without printf: 0xADDR + cached tail */
+		static const char hex[] = "0123456789abcdef";
+		char *o;
+		int k = 60;
+
+		if (ev->image)
+			t = cached_tail(v, ev, &tlen);
+		if (!t) {
+			tlen = (uint32_t)insn_tail(v, ev, tail, sizeof(tail));
+			t = tail;
+		}
+		if (v->olen + tlen + 24 > sizeof(v->obuf))
+			out_flush(v);
+		o = v->obuf + v->olen;
+		*o++ = '0';
+		*o++ = 'x';
+		while (k > 0 && !((ev->ip >> k) & 0xf))
+			k -= 4;
+		for (; k >= 0; k -= 4)
+			*o++ = hex[(ev->ip >> k) & 0xf];
+		memcpy(o, t, tlen);
+		o += tlen;
+		*o++ = '\n';
+		v->olen = (size_t)(o - v->obuf);
+		return;
+	}
+	out_flush(v);
+	insn_tail(v, ev, tail, sizeof(tail));
 	if (v->o.json) {
+		char sym[256] = "", text[160] = "";
+
+		if (v->o.show_sym)
+			sym_of(v, ev->pid, ev->ip, sym, sizeof(sym));
+		if (v->o.show_disasm) {
+			struct disasm *d = dis_for(v, ev->mode);
+
+			if (!d || disasm_one(d, ev->raw, ev->size, ev->ip, text,
+					     sizeof(text)) < 0)
+				snprintf(text, sizeof(text), "(bad)");
+		}
 		fprintf(f, "{\"type\":\"insn\",\"ip\":\"%#" PRIx64 "\",\"size\":%u",
 			ev->ip, ev->size);
 		if (v->o.show_sym && sym[0]) {
@@ -136,9 +253,13 @@ static void print_insn(struct view *v, const struct ptd_event *ev)
 			fputs(",\"asm\":", f);
 			json_str(f, text);
 		}
-		if (src[0]) {
-			fputs(",\"src\":", f);
-			json_str(f, src);
+		{
+			const char *hashp = strstr(tail, "  # ");
+
+			if (hashp) {
+				fputs(",\"src\":", f);
+				json_str(f, hashp + 4);
+			}
 		}
 		if (v->o.show_time)
 			print_ctx(v, ev);
@@ -146,14 +267,8 @@ static void print_insn(struct view *v, const struct ptd_event *ev)
 		return;
 	}
 	fprintf(f, "%#" PRIx64, ev->ip);
-	if (v->o.show_time)
-		print_ctx(v, ev);
-	if (v->o.show_sym)
-		fprintf(f, "  %-32s", sym[0] ? sym : "??");
-	if (v->o.show_disasm)
-		fprintf(f, "  %s", text);
-	if (src[0])
-		fprintf(f, "  # %s", src);
+	print_ctx(v, ev);
+	fputs(tail, f);
 	fputc('\n', f);
 }
 
@@ -161,6 +276,8 @@ static void print_insn(struct view *v, const struct ptd_event *ev)
 static void print_event(struct view *v, const struct ptd_event *ev)
 {
 	FILE *f = v->o.out;
+
+	out_flush(v);
 	const char *name = ptd_event_kind_name(ev->kind);
 
 	if (v->o.json) {
@@ -386,6 +503,7 @@ void view_event(struct view *v, const struct ptd_event *ev)
 
 void view_finish(struct view *v)
 {
+	out_flush(v);
 	fflush(v->o.out);
 }
 

@@ -12,7 +12,13 @@
  *    valid_to is set and later; main images carry the oracle's tag and id;
  *  - any prog-info copy of it is byte-identical too.
  * --lossy (tiny rings): LOST records are allowed, so presence is not
- * required, but every KSYMBOL and every copy that is there must be right.
+ * required, but every KSYMBOL and every copy that is there must be right,
+ * and every KSYMBOL REGISTER that is missing must be covered by a reported
+ * loss: a LOST record of a KSYMBOL-carrying ring whose loss window (from
+ * the ring's previous record to the LOST record) overlaps the program's
+ * load window, each LOST record covering at most its count.  A copy whose
+ * validity has no end (its UNREGISTER missing) needs a LOST record after
+ * its load.
  *
  * --killed (ptcapture was SIGKILLed): perf.data must read (its header
  * has data size 0) with KSYMBOLs in it, and every text-store row present
@@ -42,6 +48,19 @@ struct oimg {
 	uint32_t len;
 	uint8_t *bytes;
 	int ksym_seen, fence_ok, info_ok;
+};
+
+/* A loss window of one ring: records lost in (from, to], at most cap. */
+struct lwin {
+	uint64_t from, to, cap;
+};
+
+static struct lwin *wins;
+static size_t nwins;
+
+/* Per ring (sample id): time of its last record so far. */
+struct ring {
+	uint64_t id, last;
 };
 
 static struct oprog *progs;
@@ -95,6 +114,40 @@ static int load_oracle(const char *path)
 }
 
 /* The oracle image live at addr at time t, or NULL. */
+/* The window ring id's last record opened and rec closes. */
+static void add_window(struct ring **rings, size_t *nrings, uint64_t id, uint64_t t, uint64_t n)
+{
+	size_t i;
+
+	for (i = 0; i < *nrings && (*rings)[i].id != id; i++)
+		;
+	if (i == *nrings) {
+		*rings = realloc(*rings, (*nrings + 1) * sizeof(**rings));
+		(*rings)[(*nrings)++] = (struct ring){ id, 0 };
+	}
+	if (n) {
+		wins = realloc(wins, (nwins + 1) * sizeof(*wins));
+		wins[nwins++] = (struct lwin){ (*rings)[i].last, t, n };
+	}
+	(*rings)[i].last = t;
+}
+
+/* Charges one lost record in [t0, t1] to the earliest window that can
+ * hold it; 0 when one did. */
+static int cover(uint64_t t0, uint64_t t1)
+{
+	struct lwin *best = NULL;
+
+	for (size_t i = 0; i < nwins; i++)
+		if (wins[i].cap && wins[i].from <= t1 && wins[i].to >= t0 &&
+		    (!best || wins[i].to < best->to))
+			best = &wins[i];
+	if (!best)
+		return -1;
+	best->cap--;
+	return 0;
+}
+
 static struct oimg *find_img(uint64_t addr, uint64_t t_reg)
 {
 	for (size_t i = 0; i < nimgs; i++) {
@@ -118,6 +171,9 @@ int main(int argc, char **argv)
 	struct textstore *ts;
 	uint64_t lost = 0, bad_ksym = 0, wrong = 0, bad_window = 0, bad_tag = 0;
 	uint64_t fence_ok = 0, info_ok = 0, both = 0, missing = 0, ksyms = 0, subs = 0;
+	uint64_t lost_ksym = 0, uncovered = 0, open_end = 0, no_fence_with_ksym = 0;
+	struct ring *rings = NULL;
+	size_t nrings = 0;
 	int rc;
 
 	if (argc != 3 + lossy) {
@@ -142,6 +198,15 @@ int main(int argc, char **argv)
 		struct perfdata_ksymbol k;
 		struct oimg *m;
 
+		/* Rings of the attr with ksymbol=1 (bit 29 of the flags word). */
+		if (rec.attr && (rec.attr->flags >> 29 & 1) && rec.sid.has_id && rec.sid.has_time) {
+			struct perfdata_lost l;
+			uint64_t n = 0;
+
+			if (rec.type == PD_RECORD_LOST && !perfdata_parse_lost(&rec, &l))
+				n = l.lost;
+			add_window(&rings, &nrings, rec.sid.id, rec.sid.time, n);
+		}
 		if (rec.type == PD_RECORD_LOST) {
 			struct perfdata_lost l;
 
@@ -219,7 +284,21 @@ int main(int argc, char **argv)
 			wrong++;
 			continue;
 		}
-		if (e->valid_to == TEXTSTORE_OPEN_END || e->valid_to < p->t1) {
+		if (e->valid_to == TEXTSTORE_OPEN_END && lossy) {
+			/* its UNREGISTER is missing: needs a loss after the load */
+			int found = 0;
+
+			for (size_t w = 0; w < nwins && !found; w++)
+				found = wins[w].to >= p->t1;
+			if (!found) {
+				fprintf(stderr, "ptcap_check: row %zu at %#" PRIx64 " (%s): valid "
+					"without end, and no LOST record after its load\n",
+					i, e->start, e->source);
+				bad_window++;
+				continue;
+			}
+			open_end++;
+		} else if (e->valid_to == TEXTSTORE_OPEN_END || e->valid_to < p->t1) {
 			bad_window++;
 			continue;
 		}
@@ -243,6 +322,20 @@ int main(int argc, char **argv)
 		both += imgs[i].fence_ok && imgs[i].info_ok;
 		if (!imgs[i].fence_ok)
 			missing++;
+		if (!imgs[i].fence_ok && imgs[i].ksym_seen)
+			no_fence_with_ksym++;
+		if (!imgs[i].ksym_seen && lossy && !killed) {
+			const struct oprog *p = &progs[imgs[i].prog];
+
+			lost_ksym++;
+			if (cover(p->t0, p->t1)) {
+				if (!uncovered++)
+					fprintf(stderr, "ptcap_check: KSYMBOL REGISTER of program %d "
+						"image %u (%#" PRIx64 ", loaded %" PRIu64 "..%" PRIu64
+						") missing, and no LOST record covers it\n",
+						imgs[i].prog, imgs[i].idx, imgs[i].addr, p->t0, p->t1);
+			}
+		}
 	}
 	printf("ptcap_check: %zu programs, %zu images (%" PRIu64 " subprograms): "
 	       "KSYMBOL REGISTER found %" PRIu64 ", fence copies correct %" PRIu64
@@ -251,6 +344,12 @@ int main(int argc, char **argv)
 	       ", bad tag/id/kind %" PRIu64 ", bad KSYMBOL %" PRIu64 ", LOST events %" PRIu64 "\n",
 	       nprogs, nimgs, subs, ksyms, fence_ok, info_ok, both, missing, wrong, bad_window,
 	       bad_tag, bad_ksym, lost);
+	if (lossy && !killed)
+		printf("ptcap_check: lossy: %" PRIu64 " KSYMBOL REGISTER missing, %" PRIu64
+		       " of them not covered by a LOST record (%zu loss windows); %" PRIu64
+		       " copies valid without end (UNREGISTER lost); %" PRIu64 " images with a "
+		       "KSYMBOL but no fence copy\n", lost_ksym, uncovered, nwins, open_end,
+		       no_fence_with_ksym);
 	if (killed)
 		printf("ptcap_check: killed capture: %" PRIu64 " provisional text rows with the "
 		       "oracle's bytes\n", killed_ok);
@@ -259,7 +358,7 @@ int main(int argc, char **argv)
 	if (killed)
 		return killed_ok > 0 && ksyms > 0 ? 0 : 1;
 	if (lossy)
-		return fence_ok + info_ok > 0 && lost > 0 ? 0 : 1;
+		return fence_ok + info_ok > 0 && !uncovered ? 0 : 1;
 	/* LOST in the switch ring is harmless here; lost KSYMBOLs show above. */
 	return missing || ksyms != nimgs ? 1 : 0;
 }

@@ -14,10 +14,16 @@
  *   prog <idx> <prog_id> <tag> <t_before_load> <t_after_load> <t_after_close> <nimg>
  *   img <idx> <i> <0xaddr> <len> <hex bytes>
  *
- * Usage: ptcap_loadgen N ORACLE_FILE [RATE]   (exit 77: BPF not permitted)
+ * Usage: ptcap_loadgen [--stall-parent A:B] N ORACLE_FILE [RATE]
+ * (exit 77: BPF not permitted)
  * RATE: programs per second (default: as fast as possible).
+ * --stall-parent A:B: the parent (the recorder reading the sideband) is
+ * stopped (SIGSTOP) from program A until program B, so that its rings
+ * surely overflow: a test of loss reporting that does not depend on
+ * timing.  B >= N resumes it when the loader is done.
  */
 #include <errno.h>
+#include <signal.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +37,15 @@ static struct bpf_insn insn(uint8_t code, uint8_t dst, uint8_t src, int16_t off,
 {
 	struct bpf_insn i = { .code = code, .dst_reg = dst, .src_reg = src, .off = off, .imm = imm };
 	return i;
+}
+
+static pid_t stalled; /* parent stopped by us: resume it on any exit */
+
+static void resume_parent(void)
+{
+	if (stalled > 1)
+		kill(stalled, SIGCONT);
+	stalled = 0;
 }
 
 static uint64_t now_ns(void)
@@ -71,15 +86,25 @@ int main(int argc, char **argv)
 	uint32_t lens[8];
 	char log[4096];
 	FILE *out;
-	int n;
-
-	double rate = argc > 3 ? atof(argv[3]) : 0;
+	int n, stall_from = -1, stall_to = -1;
+	double rate;
 	uint64_t start;
 
+	if (argc > 2 && !strcmp(argv[1], "--stall-parent")) {
+		if (sscanf(argv[2], "%d:%d", &stall_from, &stall_to) != 2 ||
+		    stall_from < 0 || stall_to <= stall_from) {
+			fprintf(stderr, "ptcap_loadgen: --stall-parent A:B with 0 <= A < B\n");
+			return 2;
+		}
+		argc -= 2;
+		argv += 2;
+	}
 	if ((argc != 3 && argc != 4) || (n = atoi(argv[1])) <= 0) {
-		fprintf(stderr, "usage: ptcap_loadgen N ORACLE_FILE [RATE]\n");
+		fprintf(stderr, "usage: ptcap_loadgen [--stall-parent A:B] N ORACLE_FILE [RATE]\n");
 		return 2;
 	}
+	rate = argc > 3 ? atof(argv[3]) : 0;
+	atexit(resume_parent);
 	out = fopen(argv[2], "w");
 	if (!out) {
 		perror(argv[2]);
@@ -105,6 +130,12 @@ int main(int argc, char **argv)
 
 				nanosleep(&d, NULL);
 			}
+		}
+		if (idx == stall_from && getppid() > 1) {
+			stalled = getppid();
+			kill(stalled, SIGSTOP);
+		} else if (idx == stall_to) {
+			resume_parent();
 		}
 		snprintf(name, sizeof(name), "ldg%d", idx);
 		log[0] = 0;
