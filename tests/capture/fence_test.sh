@@ -3,6 +3,9 @@
 # Records ptcap_loadgen loading N short-lived BPF programs with ptcapture
 # (sideband rings of PAGES pages), then checks the capture against the
 # loader's own oracle.  Exit 77 (skip) without root or BPF.
+# --lossy: the loader stops ptcapture (SIGSTOP) for the middle third of its
+# programs, so the rings overflow whatever the timing: records must be
+# LOST (and reported), every missing KSYMBOL covered by a reported loss.
 set -u
 ptcap=$1 loadgen=$2 check=$3 work=$4 n=$5 pages=$6
 lossy=${7:-}
@@ -22,13 +25,25 @@ if [ $rc = 77 ]; then
 	exit 77
 fi
 [ $rc = 0 ] || exit 1
-"$ptcap" record -m "$pages" -o "$work/cap.ptd" -- "$loadgen" "$n" "$work/oracle.tsv" || exit 1
+stall=
+[ -n "$lossy" ] && stall="--stall-parent $((n / 3)):$((2 * n / 3))"
+# shellcheck disable=SC2086
+"$ptcap" record -m "$pages" -o "$work/cap.ptd" -- "$loadgen" $stall "$n" "$work/oracle.tsv" || exit 1
 cat "$work/cap.ptd/info"
 "$check" $lossy "$work/cap.ptd" "$work/oracle.tsv"
 rc=$?
-# With tiny rings, records split at the ring's end must have been joined.
+# With tiny rings, records split at the ring's end must have been joined,
+# and the stalled reader must have lost (and reported) records.
 if [ -n "$lossy" ] && ! grep -q '^sideband_records_split=[1-9]' "$work/cap.ptd/info"; then
 	echo "no record was split at a ring end: the wrap-around path was not exercised"
+	exit 1
+fi
+if [ -n "$lossy" ] && ! grep -q '^lost_events=[1-9]' "$work/cap.ptd/info"; then
+	echo "no LOST record although the reader was stopped: losses not reported"
+	exit 1
+fi
+if grep -q '^sideband_corrupt_bytes=[1-9]' "$work/cap.ptd/info"; then
+	echo "a sideband ring held a corrupt record"
 	exit 1
 fi
 exit $rc

@@ -1,0 +1,28 @@
+#!/bin/sh
+# check_gen.sh PTDECODE BENCHGEN KIND: a generated trace (TNT-dense,
+# call-heavy or indirect-heavy walk through generated code) decodes to the
+# same instructions with the fast decoder (1 and 2 threads), libipt's
+# decoder and perf's own decoder.
+set -eu
+ptdecode=$1 gen=$2 kind=$3
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+"$gen" "$kind" 1000000 "$tmp/t.ptd" 11 >/dev/null
+for d in "fast -j1" "fast -j2" "libipt"; do
+    # shellcheck disable=SC2086
+    "$ptdecode" -q --decoder=$d --insn --no-sym --no-disasm "$tmp/t.ptd" | grep '^0x' >"$tmp/$(echo $d | tr -d ' -')"
+done
+n=$(wc -l <"$tmp/libipt")
+rc=0
+for f in fastj1 fastj2; do
+    cmp -s "$tmp/$f" "$tmp/libipt" || { echo "FAIL: $f differs from libipt"; rc=1; }
+done
+if command -v perf >/dev/null; then
+    perf script -i "$tmp/t.ptd/perf.data" --itrace=i0ns -F ip 2>/dev/null |
+        awk 'NF { print "0x" $1 }' >"$tmp/perf"
+    cmp -s "$tmp/perf" "$tmp/libipt" || { echo "FAIL: perf differs ($(wc -l <"$tmp/perf") lines)"; rc=1; }
+else
+    echo "perf not installed: compared the two ptdecode decoders only"
+fi
+[ "$n" -gt 900000 ] || { echo "FAIL: only $n instructions"; rc=1; }
+[ $rc = 0 ] && echo "OK: $kind: $n instructions identical (fast -j1, fast -j2, libipt, perf)"
+exit $rc
