@@ -63,8 +63,13 @@ struct arena_chunk {
 
 #define HASH_BITS 16
 
+#define TCACHE_BITS 10
+
 struct bcache {
 	struct fblock *table[1u << HASH_BITS];
+	/* targets of indirect branches and returns, direct-mapped: small
+	 * enough to stay in L1, unlike the table */
+	struct fblock *tcache[1u << TCACHE_BITS];
 	struct arena_chunk *chunks;
 	size_t bytes;
 	struct disasm *dis[3];
@@ -100,6 +105,7 @@ static void bcache_clear(struct bcache *c)
 		c->chunks = n;
 	}
 	memset(c->table, 0, sizeof(c->table));
+	memset(c->tcache, 0, sizeof(c->tcache));
 	c->bytes = 0;
 }
 
@@ -862,6 +868,23 @@ static inline struct fblock *follow(struct walk *k, struct fblock **slot)
 	return nb;
 }
 
+/* The block at k->ip after an indirect branch or return. */
+static inline struct fblock *follow_indirect(struct walk *k, struct fblock **slot)
+{
+	struct fblock **tc, *nb = *slot;
+
+	if (nb && nb->ip == k->ip && block_valid(nb, k))
+		return nb;
+	tc = &k->w->cache.tcache[(k->ip * 0x9e3779b97f4a7c15ull) >> (64 - TCACHE_BITS)];
+	nb = *tc;
+	if (!nb || nb->ip != k->ip || !block_valid(nb, k)) {
+		nb = get_block(k);
+		*tc = nb;
+	}
+	*slot = nb;
+	return nb;
+}
+
 static int new_ctx(struct walk *k)
 {
 	struct segment *s = k->seg;
@@ -1145,7 +1168,7 @@ have_block:
 			}
 			/* succ[0]: the last target, like a branch predictor */
 			if (k->enabled)
-				nb = follow(k, &b->succ[0]);
+				nb = follow_indirect(k, &b->succ[0]);
 			break;
 		case FB_IND_CALL:
 			rs_push(k, b->next_ip);
@@ -1154,7 +1177,7 @@ have_block:
 			if ((rc = tip_target(k, &k->ip)))
 				return rc;
 			if (k->enabled)
-				nb = follow(k, &b->succ[0]);
+				nb = follow_indirect(k, &b->succ[0]);
 			break;
 		case FB_FAR:
 			rc = peek_packet(k);

@@ -3,7 +3,7 @@
 # Records ptcap_loadgen loading N short-lived BPF programs with ptcapture
 # (sideband rings of PAGES pages), then checks the capture against the
 # loader's own oracle.  Exit 77 (skip) without root or BPF.
-# --lossy: the loader stops ptcapture (SIGSTOP) for the middle third of its
+# --lossy: the loader stops ptcapture (SIGSTOP) for a sixth of its
 # programs, so the rings overflow whatever the timing: records must be
 # LOST (and reported), every missing KSYMBOL covered by a reported loss.
 set -u
@@ -26,7 +26,7 @@ if [ $rc = 77 ]; then
 fi
 [ $rc = 0 ] || exit 1
 stall=
-[ -n "$lossy" ] && stall="--stall-parent $((n / 3)):$((2 * n / 3))"
+[ -n "$lossy" ] && stall="--stall-parent $((n / 3)):$((n / 2))"
 # shellcheck disable=SC2086
 "$ptcap" record -m "$pages" -o "$work/cap.ptd" -- "$loadgen" $stall "$n" "$work/oracle.tsv" || exit 1
 cat "$work/cap.ptd/info"
