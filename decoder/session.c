@@ -399,12 +399,25 @@ static int add_mmap(struct ptd_session *s, const struct perfdata_record *r)
 	/* A new mapping replaces whatever was mapped there before. */
 	imgstore_end(s->st, pid, m.addr, m.len, t);
 	if (m.filename[0] != '/') {
-		/* [vdso], //anon, [kernel.kallsyms]: bytes only from the text
-		 * store (or --vmlinux, later); record the range as known. */
+		/* [vdso], //anon, [kernel.kallsyms]: bytes from the text store,
+		 * --vmlinux, or (vdso) perf's build-id cache; else a gap. */
+		char found[4096];
+
 		if (!strncmp(m.filename, "[kernel.kallsyms]", 17) && s->opts.vmlinux)
 			return 0; /* added from the ELF at open */
-		rc = imgstore_add_bytes(s->st, pid, m.addr, m.len, NULL, t,
-					IMGSTORE_FOREVER, m.filename);
+		recorded_build_id(s, &m, bid);
+		if (bid[0] && symtab_find_by_build_id(s->opts.search_path, bid, 0, found,
+						      sizeof(found)) == 0) {
+			rc = imgstore_add_file(s->st, pid, m.addr, m.len, found, m.pgoff,
+					       t, IMGSTORE_FOREVER, m.filename);
+			return rc < 0 ? rc : 0;
+		}
+		snprintf(why, sizeof(why), "%s%s%s has no file to read it from%s",
+			 m.filename, bid[0] ? " with build id " : "", bid,
+			 bid[0] ? " (perf's build-id cache, e.g. ~/.debug, or "
+			 "--search-path, would hold it)" : "");
+		rc = imgstore_add_missing(s->st, pid, m.addr, m.len, t,
+					  IMGSTORE_FOREVER, m.filename, why);
 		return rc < 0 ? rc : 0;
 	}
 	if (is_jitdump_name(m.filename))
@@ -549,8 +562,26 @@ static int read_sideband(struct ptd_session *s)
 		case PD_RECORD_KSYMBOL: {
 			struct perfdata_ksymbol k;
 
-			if (perfdata_parse_ksymbol(&r, &k) == 0 && !(k.flags & 1))
-				symtab_add(s->sbsyms, k.name, k.addr, k.len);
+			if (perfdata_parse_ksymbol(&r, &k) || !k.len)
+				break;
+			if (k.flags & 1) {
+				/* UNREGISTER: the range is free from now on */
+				imgstore_end(s->st, IMGSTORE_KERNEL, k.addr, k.len, t);
+				break;
+			}
+			symtab_add(s->sbsyms, k.name, k.addr, k.len);
+			/* Known to exist from here; its bytes come from the text
+			 * store (which outranks this) or nowhere: then a gap. */
+			rc = imgstore_add_missing(s->st, IMGSTORE_KERNEL, k.addr, k.len,
+						  t, IMGSTORE_FOREVER, k.name,
+						  k.ksym_type == 1 ?
+						  "this BPF JIT image was not captured: record "
+						  "with ptcapture, which copies programs before "
+						  "the kernel frees them" :
+						  "out-of-line kernel text (kprobe, ftrace "
+						  "trampoline) was not captured: it needs "
+						  "/proc/kcore at recording time");
+			rc = rc < 0 ? rc : 0;
 			break;
 		}
 		case PD_RECORD_AUX_OUTPUT_HW_ID: {

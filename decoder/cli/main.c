@@ -2,6 +2,7 @@
 /*
  * ptdecode - the command line: options in, events through a view, out.
  */
+#include "coverage.h"
 #include "views.h"
 
 #include <errno.h>
@@ -29,6 +30,8 @@ static void usage(FILE *f)
 "  --branches           taken branches: from -> to, kind\n"
 "  --calls              call tree, indented by depth\n"
 "  --stats              counts only (also printed after another view)\n"
+"  --coverage           how many times each instruction ran:\n"
+"                       \"0xADDR COUNT symbol+off\", ascending\n"
 "  --format=text|json   text (default) or JSON Lines\n"
 "  --no-sym, --no-disasm, --att, -t/--show-time   adjust the columns\n"
 "  --src                source file:line from DWARF (BPF and JIT code\n"
@@ -121,13 +124,14 @@ int main(int argc, char **argv)
 		O_INSN = 256, O_BRANCHES, O_CALLS, O_STATS, O_FORMAT, O_PT, O_RAW,
 		O_ELF, O_PAGES, O_CPU, O_SYSROOT, O_SEARCH, O_VMLINUX, O_KALLSYMS,
 		O_CPUF, O_PID, O_TID, O_TIME, O_MAXI, O_NOVER, O_NOSYM, O_NODIS,
-		O_ATT, O_VERSION, O_DECODER, O_SRC,
+		O_ATT, O_VERSION, O_DECODER, O_SRC, O_COVERAGE,
 	};
 	static const struct option lopts[] = {
 		{ "insn", no_argument, 0, O_INSN },
 		{ "branches", no_argument, 0, O_BRANCHES },
 		{ "calls", no_argument, 0, O_CALLS },
 		{ "stats", no_argument, 0, O_STATS },
+		{ "coverage", no_argument, 0, O_COVERAGE },
 		{ "format", required_argument, 0, O_FORMAT },
 		{ "pt", required_argument, 0, O_PT },
 		{ "raw", required_argument, 0, O_RAW },
@@ -163,6 +167,7 @@ int main(int argc, char **argv)
 	size_t nraw = 0, nsearch = 0;
 	long cpus[MAX_LIST], pids[MAX_LIST], tids[MAX_LIST];
 	int ncpus = 0, npids = 0, ntids = 0, stats = 0, quiet = 0, view_set = 0;
+	int coverage = 0;
 	const char *pt = NULL, *input = NULL, *outpath = NULL;
 	struct ptd_session *s = NULL;
 	struct ptd_event ev;
@@ -179,6 +184,7 @@ int main(int argc, char **argv)
 		case O_BRANCHES: vo.kind = VIEW_BRANCHES; view_set = 1; break;
 		case O_CALLS: vo.kind = VIEW_CALLS; view_set = 1; break;
 		case O_STATS: stats = 1; break;
+		case O_COVERAGE: coverage = 1; break;
 		case O_FORMAT:
 			if (!strcmp(arg, "json"))
 				vo.json = 1;
@@ -330,6 +336,28 @@ int main(int argc, char **argv)
 	if (!v) {
 		fprintf(stderr, "ptdecode: out of memory\n");
 		return 1;
+	}
+	if (coverage) {
+		const struct ptd_block *blocks;
+		struct coverage *cov = coverage_new();
+		size_t n;
+		int have;
+
+		if (!cov) {
+			fprintf(stderr, "ptdecode: out of memory\n");
+			return 1;
+		}
+		while ((rc = ptd_next_blocks(s, &blocks, &n, &ev, &have)) == 0) {
+			events += (unsigned long long)have;
+			if (coverage_add(cov, s, blocks, n)) {
+				fprintf(stderr, "ptdecode: out of memory for coverage\n");
+				rc = PTD_ERR_NOMEM;
+				break;
+			}
+		}
+		coverage_print(cov, s, vo.out, vo.json);
+		coverage_free(cov);
+		goto done;
 	}
 	if (vo.kind == VIEW_NONE && !ncpus && !npids && !ntids) {
 		/* counting only: the block interface, no per-instruction work */

@@ -5,7 +5,8 @@
 # loader's own oracle.  Exit 77 (skip) without root or BPF.
 # --lossy: the loader stops ptcapture (SIGSTOP) for a sixth of its
 # programs, so the rings overflow whatever the timing: records must be
-# LOST (and reported), every missing KSYMBOL covered by a reported loss.
+# LOST (and reported), every missing KSYMBOL covered by a reported loss of
+# its CPU's ring (the loader is pinned: --pin).
 set -u
 ptcap=$1 loadgen=$2 check=$3 work=$4 n=$5 pages=$6
 lossy=${7:-}
@@ -26,7 +27,7 @@ if [ $rc = 77 ]; then
 fi
 [ $rc = 0 ] || exit 1
 stall=
-[ -n "$lossy" ] && stall="--stall-parent $((n / 3)):$((n / 2))"
+[ -n "$lossy" ] && stall="--pin --stall-parent $((n / 3)):$((n / 2))"
 # shellcheck disable=SC2086
 "$ptcap" record -m "$pages" -o "$work/cap.ptd" -- "$loadgen" $stall "$n" "$work/oracle.tsv" || exit 1
 cat "$work/cap.ptd/info"

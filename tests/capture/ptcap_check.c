@@ -16,7 +16,8 @@
  * and every KSYMBOL REGISTER that is missing must be covered by a reported
  * loss: a LOST record of a KSYMBOL-carrying ring whose loss window (from
  * the ring's previous record to the LOST record) overlaps the program's
- * load window, each LOST record covering at most its count.  A copy whose
+ * load window, each LOST record covering at most its count.  When the
+ * loader was pinned (oracle line "cpu N"), only the rings of that CPU count.  A copy whose
  * validity has no end (its UNREGISTER missing) needs a LOST record after
  * its load.
  *
@@ -53,7 +54,10 @@ struct oimg {
 /* A loss window of one ring: records lost in (from, to], at most cap. */
 struct lwin {
 	uint64_t from, to, cap;
+	uint32_t cpu;
 };
+
+static int oracle_cpu = -1;  /* the loader's CPU, if it was pinned */
 
 static struct lwin *wins;
 static size_t nwins;
@@ -61,6 +65,7 @@ static size_t nwins;
 /* Per ring (sample id): time of its last record so far. */
 struct ring {
 	uint64_t id, last;
+	uint32_t cpu;
 };
 
 static struct oprog *progs;
@@ -79,7 +84,10 @@ static int load_oracle(const char *path)
 		unsigned i, len, n;
 		uint64_t addr;
 
-		if (!strncmp(line, "prog ", 5)) {
+		if (!strncmp(line, "cpu ", 4)) {
+			if (sscanf(line, "cpu %d", &oracle_cpu) != 1 || oracle_cpu < 0)
+				return -1;
+		} else if (!strncmp(line, "prog ", 5)) {
 			struct oprog p;
 
 			if (sscanf(line, "prog %d %u %16s %" SCNu64 " %" SCNu64 " %" SCNu64 " %u",
@@ -115,7 +123,8 @@ static int load_oracle(const char *path)
 
 /* The oracle image live at addr at time t, or NULL. */
 /* The window ring id's last record opened and rec closes. */
-static void add_window(struct ring **rings, size_t *nrings, uint64_t id, uint64_t t, uint64_t n)
+static void add_window(struct ring **rings, size_t *nrings, uint64_t id, uint32_t cpu,
+		       uint64_t t, uint64_t n)
 {
 	size_t i;
 
@@ -123,11 +132,11 @@ static void add_window(struct ring **rings, size_t *nrings, uint64_t id, uint64_
 		;
 	if (i == *nrings) {
 		*rings = realloc(*rings, (*nrings + 1) * sizeof(**rings));
-		(*rings)[(*nrings)++] = (struct ring){ id, 0 };
+		(*rings)[(*nrings)++] = (struct ring){ id, 0, cpu };
 	}
 	if (n) {
 		wins = realloc(wins, (nwins + 1) * sizeof(*wins));
-		wins[nwins++] = (struct lwin){ (*rings)[i].last, t, n };
+		wins[nwins++] = (struct lwin){ (*rings)[i].last, t, n, (*rings)[i].cpu };
 	}
 	(*rings)[i].last = t;
 }
@@ -140,6 +149,7 @@ static int cover(uint64_t t0, uint64_t t1)
 
 	for (size_t i = 0; i < nwins; i++)
 		if (wins[i].cap && wins[i].from <= t1 && wins[i].to >= t0 &&
+		    (oracle_cpu < 0 || wins[i].cpu == (uint32_t)oracle_cpu) &&
 		    (!best || wins[i].to < best->to))
 			best = &wins[i];
 	if (!best)
@@ -199,13 +209,14 @@ int main(int argc, char **argv)
 		struct oimg *m;
 
 		/* Rings of the attr with ksymbol=1 (bit 29 of the flags word). */
-		if (rec.attr && (rec.attr->flags >> 29 & 1) && rec.sid.has_id && rec.sid.has_time) {
+		if (rec.attr && (rec.attr->flags >> 29 & 1) && rec.sid.has_id && rec.sid.has_time &&
+		    rec.sid.has_cpu) {
 			struct perfdata_lost l;
 			uint64_t n = 0;
 
 			if (rec.type == PD_RECORD_LOST && !perfdata_parse_lost(&rec, &l))
 				n = l.lost;
-			add_window(&rings, &nrings, rec.sid.id, rec.sid.time, n);
+			add_window(&rings, &nrings, rec.sid.id, rec.sid.cpu, rec.sid.time, n);
 		}
 		if (rec.type == PD_RECORD_LOST) {
 			struct perfdata_lost l;
@@ -348,8 +359,8 @@ int main(int argc, char **argv)
 		printf("ptcap_check: lossy: %" PRIu64 " KSYMBOL REGISTER missing, %" PRIu64
 		       " of them not covered by a LOST record (%zu loss windows); %" PRIu64
 		       " copies valid without end (UNREGISTER lost); %" PRIu64 " images with a "
-		       "KSYMBOL but no fence copy\n", lost_ksym, uncovered, nwins, open_end,
-		       no_fence_with_ksym);
+		       "KSYMBOL but no fence copy; loader CPU %d\n", lost_ksym, uncovered, nwins,
+		       open_end, no_fence_with_ksym, oracle_cpu);
 	if (killed)
 		printf("ptcap_check: killed capture: %" PRIu64 " provisional text rows with the "
 		       "oracle's bytes\n", killed_ok);

@@ -11,18 +11,24 @@
  * lengths and JIT bytes) and CLOCK_MONOTONIC times around load and close:
  *
  *   # ptcap-loadgen-oracle 1
+ *   cpu <n>           (with --pin only)
  *   prog <idx> <prog_id> <tag> <t_before_load> <t_after_load> <t_after_close> <nimg>
  *   img <idx> <i> <0xaddr> <len> <hex bytes>
  *
- * Usage: ptcap_loadgen [--stall-parent A:B] N ORACLE_FILE [RATE]
+ * Usage: ptcap_loadgen [--pin] [--stall-parent A:B] N ORACLE_FILE [RATE]
  * (exit 77: BPF not permitted)
  * RATE: programs per second (default: as fast as possible).
  * --stall-parent A:B: the parent (the recorder reading the sideband) is
  * stopped (SIGSTOP) from program A until program B, so that its rings
  * surely overflow: a test of loss reporting that does not depend on
  * timing.  B >= N resumes it when the loader is done.
+ * --pin: stay on the CPU we start on, so that every KSYMBOL REGISTER and
+ * PROG_LOAD goes into that CPU's sideband ring (a check can then tell
+ * which ring's losses cover a missing one).
  */
+#define _GNU_SOURCE /* sched_getcpu */
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -86,21 +92,38 @@ int main(int argc, char **argv)
 	uint32_t lens[8];
 	char log[4096];
 	FILE *out;
-	int n, stall_from = -1, stall_to = -1;
+	int n, stall_from = -1, stall_to = -1, pin = -1;
 	double rate;
 	uint64_t start;
 
-	if (argc > 2 && !strcmp(argv[1], "--stall-parent")) {
-		if (sscanf(argv[2], "%d:%d", &stall_from, &stall_to) != 2 ||
-		    stall_from < 0 || stall_to <= stall_from) {
-			fprintf(stderr, "ptcap_loadgen: --stall-parent A:B with 0 <= A < B\n");
-			return 2;
+	for (;;) {
+		if (argc > 1 && !strcmp(argv[1], "--pin")) {
+			cpu_set_t set;
+
+			pin = sched_getcpu();
+			CPU_ZERO(&set);
+			CPU_SET(pin, &set);
+			if (pin < 0 || sched_setaffinity(0, sizeof(set), &set)) {
+				perror("ptcap_loadgen: --pin");
+				return 1;
+			}
+			argc--;
+			argv++;
+		} else if (argc > 2 && !strcmp(argv[1], "--stall-parent")) {
+			if (sscanf(argv[2], "%d:%d", &stall_from, &stall_to) != 2 ||
+			    stall_from < 0 || stall_to <= stall_from) {
+				fprintf(stderr, "ptcap_loadgen: --stall-parent A:B with 0 <= A < B\n");
+				return 2;
+			}
+			argc -= 2;
+			argv += 2;
+		} else {
+			break;
 		}
-		argc -= 2;
-		argv += 2;
 	}
 	if ((argc != 3 && argc != 4) || (n = atoi(argv[1])) <= 0) {
-		fprintf(stderr, "usage: ptcap_loadgen [--stall-parent A:B] N ORACLE_FILE [RATE]\n");
+		fprintf(stderr, "usage: ptcap_loadgen [--pin] [--stall-parent A:B] N ORACLE_FILE "
+			"[RATE]\n");
 		return 2;
 	}
 	rate = argc > 3 ? atof(argv[3]) : 0;
@@ -111,6 +134,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	fprintf(out, "# ptcap-loadgen-oracle 1\n");
+	if (pin >= 0)
+		fprintf(out, "cpu %d\n", pin);
 	start = now_ns();
 	for (int idx = 0; idx < n; idx++) {
 		LIBBPF_OPTS(bpf_prog_load_opts, opts, .log_buf = log, .log_size = sizeof(log));
