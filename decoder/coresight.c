@@ -343,6 +343,11 @@ static int create_decoder(dcd_tree_handle_t tree, const struct cs_source *s,
 	const void *cfg;
 	unsigned char csid = 0;
 	ocsd_err_t e;
+	/* OpenCSD takes the trace ID from the TRACEIDR value; with perf's
+	 * header version 2 that register holds no ID (bit 31 set) and the ID
+	 * came from an AUX_OUTPUT_HW_ID record instead. */
+	uint32_t v3id = (s->etmtraceidr & ~0x7fu & ~(1u << 31)) | s->trace_id;
+	uint32_t v4id = (s->trctraceidr & ~0x7fu & ~(1u << 31)) | s->trace_id;
 
 	switch (s->proto) {
 	case CS_PROTO_ETMV3:
@@ -350,7 +355,7 @@ static int create_decoder(dcd_tree_handle_t tree, const struct cs_source *s,
 		v3.reg_idr = s->etmidr;
 		v3.reg_ctrl = s->etmcr;
 		v3.reg_ccer = s->etmccer;
-		v3.reg_trc_id = s->etmtraceidr;
+		v3.reg_trc_id = v3id;
 		v3.arch_ver = s->arch ? s->arch : ARCH_V7;
 		v3.core_prof = s->profile ? s->profile : profile_CortexA;
 		name = OCSD_BUILTIN_DCD_ETMV3, cfg = &v3;
@@ -360,7 +365,7 @@ static int create_decoder(dcd_tree_handle_t tree, const struct cs_source *s,
 		ptm.reg_idr = s->etmidr;
 		ptm.reg_ctrl = s->etmcr;
 		ptm.reg_ccer = s->etmccer;
-		ptm.reg_trc_id = s->etmtraceidr;
+		ptm.reg_trc_id = v3id;
 		ptm.arch_ver = s->arch ? s->arch : ARCH_V7;
 		ptm.core_prof = s->profile ? s->profile : profile_CortexA;
 		name = OCSD_BUILTIN_DCD_PTM, cfg = &ptm;
@@ -377,7 +382,7 @@ static int create_decoder(dcd_tree_handle_t tree, const struct cs_source *s,
 		v4.reg_idr12 = s->trcidr12;
 		v4.reg_idr13 = s->trcidr13;
 		v4.reg_configr = s->trcconfigr;
-		v4.reg_traceidr = s->trctraceidr;
+		v4.reg_traceidr = v4id;
 		v4.arch_ver = s->arch ? s->arch : ARCH_V8;
 		v4.core_prof = s->profile ? s->profile : profile_CortexA;
 		name = OCSD_BUILTIN_DCD_ETMV4I, cfg = &v4;
@@ -390,7 +395,7 @@ static int create_decoder(dcd_tree_handle_t tree, const struct cs_source *s,
 		ete.reg_idr8 = s->trcidr8;
 		ete.reg_devarch = s->trcdevarch;
 		ete.reg_configr = s->trcconfigr;
-		ete.reg_traceidr = s->trctraceidr;
+		ete.reg_traceidr = v4id;
 		ete.arch_ver = s->arch ? s->arch : ARCH_AA64;
 		ete.core_prof = s->profile ? s->profile : profile_CortexA;
 		name = OCSD_BUILTIN_DCD_ETE, cfg = &ete;

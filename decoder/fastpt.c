@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 /* ------------------------------------------------------------------ */
@@ -132,7 +133,9 @@ struct fctx {
 
 struct segment {
 	uint32_t queue;
-	uint64_t start, end;      /* [start, end) in the queue's buffer */
+	uint64_t start, end;      /* [start, end) in the queue's stream */
+	const uint8_t *data;      /* its bytes: in a piece, or in owned */
+	uint8_t *owned;           /* a copy when it straddles two pieces */
 	int has_fup;              /* its PSB+ holds a FUP: tracing on */
 	uint64_t fup_ip;
 
@@ -161,6 +164,7 @@ struct fqueue {
 	size_t nsegs;
 	volatile int failed;      /* a segment fell back: libipt decodes the
 				   * rest, workers may skip its segments */
+	uintptr_t dropped;        /* pages below this are out of our RSS */
 	uint64_t emitted;         /* instructions handed out so far */
 };
 
@@ -291,9 +295,6 @@ struct walk {
 	const struct fqueue *fq;
 	struct segment *seg;
 	struct pt_packet_decoder *pkt;
-	const uint8_t *buf;
-	size_t size;
-
 	uint64_t ip, last_ip;
 	int have_last_ip;
 	int enabled;
@@ -589,7 +590,7 @@ static struct ptd_event *event(struct walk *k, int kind, uint64_t ip)
 		ev->flags |= PTD_EVF_TIME_VALID;
 	}
 	pt_pkt_get_offset(k->pkt, &off);
-	ev->offset = off;
+	ev->offset = k->seg->start + off;
 	return ev;
 }
 
@@ -1206,7 +1207,7 @@ static int walk_start(struct walk *k)
 	struct pt_packet p;
 	int ok;
 
-	if (pt_pkt_sync_set(k->pkt, k->seg->start) < 0)
+	if (pt_pkt_sync_set(k->pkt, 0) < 0)
 		return WALK_FAIL;
 	if (pt_pkt_next(k->pkt, &p, sizeof(p)) < 0 || p.type != ppt_psb)
 		return WALK_FAIL;
@@ -1257,8 +1258,7 @@ static int fast_segment(struct worker *w, const struct fqueue *fq,
 	k.fb = w->fb;
 	k.fq = fq;
 	k.seg = seg;
-	k.buf = fq->q.data;
-	k.size = fq->q.size;
+
 	k.mode = PTD_MODE_64;
 	k.time = IMGSTORE_TIME_UNKNOWN;
 	k.pid = fq->q.pid;
@@ -1266,7 +1266,7 @@ static int fast_segment(struct worker *w, const struct fqueue *fq,
 	k.ctx_dirty = 1;
 	k.epoch = &w->epoch;
 	++w->epoch;
-	intelpt_config(&w->fb->p, &cfg, fq->q.data, fq->q.data + seg->end);
+	intelpt_config(&w->fb->p, &cfg, seg->data, seg->data + (seg->end - seg->start));
 	k.pkt = pt_pkt_alloc_decoder(&cfg);
 	if (!k.pkt)
 		return WALK_FAIL;
@@ -1282,59 +1282,138 @@ static int fast_segment(struct worker *w, const struct fqueue *fq,
 /* ------------------------------------------------------------------ */
 /* Segmentation                                                        */
 
-static int find_segments(struct fast_backend *fb, struct fqueue *fq)
+/* Drops the pages of [p, p+len) from our resident set: the trace is a
+ * read-only file mapping, so they come back from the page cache if needed.
+ * Keeps memory independent of the trace's size. */
+static void drop_pages(const struct fqueue *fq, const uint8_t *p, size_t len)
+{
+	uintptr_t a = ((uintptr_t)p + 4095) & ~(uintptr_t)4095;
+	uintptr_t e = ((uintptr_t)p + len) & ~(uintptr_t)4095;
+
+	if (fq->q.file_backed && e > a)
+		madvise((void *)a, e - a, MADV_DONTNEED);
+}
+
+static void queue_pieces(const struct fqueue *fq, const struct intelpt_piece **pc,
+			 size_t *n, struct intelpt_piece *whole)
+{
+	if (fq->q.npieces) {
+		*pc = fq->q.pieces;
+		*n = fq->q.npieces;
+		return;
+	}
+	whole->data = fq->q.data;
+	whole->size = fq->q.size;
+	whole->offset = 0;
+	*pc = whole;
+	*n = 1;
+}
+
+/* The bytes of [start, end): a pointer into one piece, or a copy when the
+ * range straddles pieces. */
+static int seg_bytes(const struct intelpt_piece *pc, size_t n, struct segment *s)
+{
+	uint64_t len = s->end - s->start, done = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (s->start >= pc[i].offset && s->end <= pc[i].offset + pc[i].size) {
+			s->data = pc[i].data + (s->start - pc[i].offset);
+			return 0;
+		}
+	s->owned = malloc(len ? len : 1);
+	if (!s->owned)
+		return PTD_ERR_NOMEM;
+	for (size_t i = 0; i < n && done < len; i++) {
+		uint64_t a = pc[i].offset, e = pc[i].offset + pc[i].size;
+		uint64_t from = s->start + done;
+
+		if (from < a || from >= e)
+			continue;
+		uint64_t take = e - from < len - done ? e - from : len - done;
+
+		memcpy(s->owned + done, pc[i].data + (from - a), take);
+		done += take;
+	}
+	s->data = s->owned;
+	return done == len ? 0 : PTD_ERR_CORRUPT;
+}
+
+/* Reads the PSB+ at the start of buf: the FUP says where the flow is. */
+static void read_psb_plus(const struct fast_backend *fb, const uint8_t *buf,
+			  size_t len, struct segment *sg)
 {
 	struct pt_packet_decoder *pkt;
 	struct pt_config cfg;
-	size_t cap = 0;
+	struct pt_packet p;
+	int ok;
 
-	intelpt_config(&fb->p, &cfg, fq->q.data, fq->q.data + fq->q.size);
+	intelpt_config(&fb->p, &cfg, buf, buf + len);
 	pkt = pt_pkt_alloc_decoder(&cfg);
 	if (!pkt)
-		return PTD_ERR_NOMEM;
-	for (uint64_t from = 0;;) {
-		/* the PSB pattern, as libipt's sync does, but with memmem */
-		static const uint8_t psb[16] = { 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
-						 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
-						 0x02, 0x82, 0x02, 0x82 };
-		const uint8_t *at = from < fq->q.size ?
-			memmem(fq->q.data + from, fq->q.size - from, psb, sizeof(psb)) : NULL;
-		struct segment *s;
-		struct pt_packet p;
-		uint64_t off;
-		int ok;
-
-		if (!at)
-			break;
-		off = (uint64_t)(at - fq->q.data);
-		from = off + sizeof(psb);
-		if (pt_pkt_sync_set(pkt, off) < 0)
-			continue;
-		if (util_grow((void **)&fq->segs, &cap, fq->nsegs + 1, sizeof(*s))) {
-			pt_pkt_free_decoder(pkt);
-			return PTD_ERR_NOMEM;
-		}
-		s = &fq->segs[fq->nsegs++];
-		memset(s, 0, sizeof(*s));
-		s->queue = (uint32_t)(fq - fb->queues);
-		s->start = off;
-		/* PSB+: the FUP says where the flow is */
-		if (pt_pkt_next(pkt, &p, sizeof(p)) < 0)
-			continue;
+		return;
+	if (pt_pkt_sync_set(pkt, 0) >= 0 && pt_pkt_next(pkt, &p, sizeof(p)) >= 0)
 		while (pt_pkt_next(pkt, &p, sizeof(p)) >= 0 && p.type != ppt_psbend &&
-		       p.type != ppt_psb) {
+		       p.type != ppt_psb)
 			if (p.type == ppt_fup) {
 				struct walk tmp;
 
 				memset(&tmp, 0, sizeof(tmp));
-				s->fup_ip = decompress(&tmp, &p.payload.ip, &ok);
-				s->has_fup = ok == 1;
+				sg->fup_ip = decompress(&tmp, &p.payload.ip, &ok);
+				sg->has_fup = ok == 1;
+			}
+	pt_pkt_free_decoder(pkt);
+}
+
+/* One pass over the queue: PSB positions and their PSB+, dropping scanned
+ * pages every few MiB so the scan's footprint stays small. */
+static int find_segments(struct fast_backend *fb, struct fqueue *fq)
+{
+	static const uint8_t psb[16] = { 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+					 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+					 0x02, 0x82, 0x02, 0x82 };
+	struct intelpt_piece whole;
+	const struct intelpt_piece *pc;
+	const uint8_t *lo;
+	size_t npc, cap = 0;
+
+	queue_pieces(fq, &pc, &npc, &whole);
+	lo = pc[0].data;
+	for (size_t i = 0; i < npc; i++) {
+		for (uint64_t from = 0; from < pc[i].size;) {
+			/* the PSB pattern, as libipt's sync finds it */
+			const uint8_t *at = memmem(pc[i].data + from, pc[i].size - from,
+						   psb, sizeof(psb));
+			struct segment *sg;
+
+			if (!at)
+				break;
+			from = (uint64_t)(at - pc[i].data) + sizeof(psb);
+			if (util_grow((void **)&fq->segs, &cap, fq->nsegs + 1, sizeof(*sg)))
+				return PTD_ERR_NOMEM;
+			sg = &fq->segs[fq->nsegs++];
+			memset(sg, 0, sizeof(*sg));
+			sg->queue = (uint32_t)(fq - fb->queues);
+			sg->start = pc[i].offset + (uint64_t)(at - pc[i].data);
+			read_psb_plus(fb, at, (size_t)(pc[i].data + pc[i].size - at), sg);
+			if (at - lo > (8 << 20)) {
+				drop_pages(fq, lo, (size_t)(at - lo));
+				lo = at;
 			}
 		}
+		if (pc[i].data + pc[i].size - lo > (8 << 20) || i + 1 == npc) {
+			drop_pages(fq, lo, (size_t)(pc[i].data + pc[i].size - lo));
+			lo = pc[i].data + pc[i].size;
+		}
 	}
-	pt_pkt_free_decoder(pkt);
-	for (size_t i = 0; i < fq->nsegs; i++)
-		fq->segs[i].end = i + 1 < fq->nsegs ? fq->segs[i + 1].start : fq->q.size;
+	for (size_t i = 0; i < fq->nsegs; i++) {
+		struct segment *sg = &fq->segs[i];
+		int rc;
+
+		sg->end = i + 1 < fq->nsegs ? fq->segs[i + 1].start : fq->q.size;
+		rc = seg_bytes(pc, npc, sg);
+		if (rc)
+			return rc;
+	}
 	return 0;
 }
 
@@ -1465,6 +1544,23 @@ static void advance_segment(struct fast_backend *fb)
 	int wake = fb->nthreads && seg->batch_end;
 
 	fb->queues[seg->queue].emitted += seg->ninsn;
+	/* decoded and handed out: trace bytes before it leave our resident
+	 * set (pieces lie in file order, so this is a moving watermark) */
+	if (seg->owned) {
+		free(seg->owned);
+		seg->owned = NULL;
+	} else {
+		struct fqueue *fq = &fb->queues[seg->queue];
+		uintptr_t to = ((uintptr_t)seg->data + (seg->end - seg->start)) &
+			       ~(uintptr_t)4095;
+
+		if (fq->dropped && to > fq->dropped + (1u << 20)) {
+			drop_pages(fq, (const uint8_t *)fq->dropped, to - fq->dropped);
+			fq->dropped = to;
+		} else if (!fq->dropped) {
+			fq->dropped = (uintptr_t)seg->data & ~(uintptr_t)4095;
+		}
+	}
 	if (fb->nthreads)
 		pthread_mutex_lock(&fb->lock);
 	if (seg->recs && fb->nspare < SPARE_MAX) {
@@ -1723,8 +1819,10 @@ static void fast_destroy(struct backend *base)
 		free(fb->threads);
 	}
 	for (size_t i = 0; i < fb->nqueues; i++) {
-		for (size_t j = 0; j < fb->queues[i].nsegs; j++)
+		for (size_t j = 0; j < fb->queues[i].nsegs; j++) {
 			seg_free_output(&fb->queues[i].segs[j]);
+			free(fb->queues[i].segs[j].owned);
+		}
 		free(fb->queues[i].segs);
 	}
 	if (fb->workers) {

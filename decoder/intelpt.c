@@ -99,10 +99,13 @@ int intelpt_params_from_perf(struct intelpt_params *p, const uint64_t *priv,
 	p->have_time = util_le64((const uint8_t *)&priv[INTELPT_INFO_CAP_USER_TIME_ZERO]) &&
 		       p->time_mult;
 	if (npriv > INTELPT_INFO_MAX_NONTURBO_RATIO) {
-		uint64_t mtc_bits = priv[INTELPT_INFO_MTC_FREQ_BITS];
+		/* a mask of the attr config bits (perf: 0xf << 14) */
+		uint64_t mtc_mask = priv[INTELPT_INFO_MTC_FREQ_BITS];
+		uint64_t v = attr_config & mtc_mask;
 
-		if (mtc_bits < 64)
-			p->mtc_freq = (uint8_t)((attr_config >> mtc_bits) & 0xf);
+		for (; mtc_mask && !(mtc_mask & 1); mtc_mask >>= 1)
+			v >>= 1;
+		p->mtc_freq = (uint8_t)(v & 0xf);
 		p->cpuid_0x15_ebx = (uint32_t)priv[INTELPT_INFO_TSC_CTC_N];
 		p->cpuid_0x15_eax = (uint32_t)priv[INTELPT_INFO_TSC_CTC_D];
 		p->nom_freq = (uint8_t)priv[INTELPT_INFO_MAX_NONTURBO_RATIO];
@@ -241,9 +244,13 @@ static int start_queue(struct ipt_backend *b)
 {
 	const struct intelpt_queue *q = &b->queues[b->qi];
 	struct pt_config cfg;
+	const uint8_t *data;
 	int rc;
 
-	intelpt_config(&b->p, &cfg, q->data, q->data + q->size);
+	rc = intelpt_queue_data(q, &data);
+	if (rc)
+		return rc;
+	intelpt_config(&b->p, &cfg, data, data + q->size);
 
 	b->dec = pt_insn_alloc_decoder(&cfg);
 	if (!b->dec)
@@ -609,6 +616,21 @@ int intelpt_check_queue(const struct intelpt_params *p, const uint8_t *data,
 	}
 	pt_pkt_free_decoder(dec);
 	return 0;
+}
+
+int intelpt_queue_data(const struct intelpt_queue *q, const uint8_t **data)
+{
+	if (q->data) {
+		*data = q->data;
+		return 0;
+	}
+	if (q->npieces == 1 && q->pieces[0].size == q->size) {
+		*data = q->pieces[0].data;
+		return 0;
+	}
+	if (!q->assemble)
+		return PTD_ERR_INVAL;
+	return q->assemble(q->assemble_ctx, q->assemble_index, data);
 }
 
 int intelpt_new(const struct intelpt_params *p,

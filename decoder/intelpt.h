@@ -52,14 +52,35 @@ struct intelpt_params {
 	uint64_t time_shift, time_mult, time_zero;
 };
 
-/* One trace queue: the concatenated AUX bytes of one CPU (per-CPU mode) or
- * one thread (per-thread mode). */
-struct intelpt_queue {
+/* A piece of a queue's byte stream (one AUXTRACE payload) at `offset`. */
+struct intelpt_piece {
 	const uint8_t *data;
 	size_t size;
+	uint64_t offset;
+};
+
+/* One trace queue: the AUX bytes of one CPU (per-CPU mode) or one thread
+ * (per-thread mode), size bytes in all.  Either contiguous (data), or in
+ * pieces (file-backed, so pages can be dropped once decoded) with a way to
+ * make them contiguous when a decoder needs that (libipt's). */
+struct intelpt_queue {
+	const uint8_t *data;        /* NULL: use pieces / assemble */
+	size_t size;
+	const struct intelpt_piece *pieces;
+	size_t npieces;
+	int file_backed;            /* data/pieces map a file: pages may be
+				     * dropped (madvise) after use */
+	/* Builds the contiguous stream (owned by the caller) on demand. */
+	int (*assemble)(void *ctx, size_t queue, const uint8_t **data);
+	void *assemble_ctx;
+	size_t assemble_index;
 	int32_t cpu;                /* -1 in per-thread mode */
 	int32_t pid, tid;           /* per-thread mode: the thread */
 };
+
+/* The queue's bytes, contiguous (assembling them if they come in pieces).
+ * Returns 0 or a negative enum ptd_error. */
+int intelpt_queue_data(const struct intelpt_queue *q, const uint8_t **data);
 
 /* Parses perf's intel_pt AUXTRACE_INFO priv array and the intel_pt attr's
  * config into params.  cpuid is the HEADER_CPUID string

@@ -44,10 +44,12 @@ struct aux_chunk {
 struct session_queue {
 	uint32_t idx;
 	int32_t cpu, tid;
-	uint8_t *owned;         /* concatenated chunks (NULL when mapped) */
-	const uint8_t *data;
+	struct intelpt_piece *pieces;  /* the AUXTRACE payloads, in order,
+					* pointing into the file mapping */
+	size_t npieces;
+	uint8_t *owned;         /* the pieces made contiguous, on demand */
+	const uint8_t *data;    /* contiguous bytes when known */
 	size_t size;
-	void *cookie;           /* perfdata_aux_map cookie */
 };
 
 struct ptd_session {
@@ -73,6 +75,7 @@ struct ptd_session {
 	int have_aux_info;
 
 	struct util_map raw_trace;
+	struct util_map file_map;    /* the whole perf.data, for AUX bytes */
 	struct coresight_chunk *cs_chunks;
 	struct hw_id { int32_t cpu; uint8_t trace_id; } *hw_ids;
 	size_t nhw_ids, hwcap;
@@ -633,12 +636,40 @@ static int chunk_cmp(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-/* Groups AUXTRACE chunks by queue index; a queue made of several chunks is
- * concatenated in stream order (libipt decodes one contiguous buffer). */
-static int build_queues(struct ptd_session *s)
+/* Makes queue i's pieces contiguous (libipt and OpenCSD decode one
+ * buffer): done only when a decoder asks, so the fast decoder, which
+ * works piece by piece, keeps memory independent of the trace size. */
+static int assemble_queue(void *ctx, size_t i, const uint8_t **data)
 {
-	size_t i = 0;
+	struct ptd_session *s = ctx;
+	struct session_queue *q = &s->queues[i];
+	size_t pos = 0;
 
+	if (!q->data) {
+		q->owned = malloc(q->size ? q->size : 1);
+		if (!q->owned)
+			return PTD_ERR_NOMEM;
+		for (size_t k = 0; k < q->npieces; k++) {
+			memcpy(q->owned + pos, q->pieces[k].data, q->pieces[k].size);
+			pos += q->pieces[k].size;
+		}
+		q->data = q->owned;
+	}
+	*data = q->data;
+	return 0;
+}
+
+/* Groups AUXTRACE chunks by queue index, in stream order, as pieces that
+ * point into one read-only mapping of the file. */
+static int build_queues(struct ptd_session *s, const char *path)
+{
+	char err[512];
+	size_t i = 0;
+	int rc;
+
+	rc = util_map_file(path, &s->file_map, err, sizeof(err));
+	if (rc)
+		return fail(s, rc, "%s", err);
 	qsort(s->chunks, s->nchunks, sizeof(*s->chunks), chunk_cmp);
 	s->queues = calloc(s->nchunks ? s->nchunks : 1, sizeof(*s->queues));
 	if (!s->queues)
@@ -646,49 +677,52 @@ static int build_queues(struct ptd_session *s)
 	while (i < s->nchunks) {
 		size_t j = i, total = 0;
 		struct session_queue *q = &s->queues[s->nqueues];
-		int rc;
 
 		while (j < s->nchunks && s->chunks[j].idx == s->chunks[i].idx)
-			total += s->chunks[j++].size;
+			j++;
 		q->idx = s->chunks[i].idx;
 		q->cpu = s->chunks[i].cpu;
 		q->tid = s->chunks[i].tid;
-		if (j - i == 1) {
-			rc = perfdata_aux_map(s->pd, s->chunks[i].file_offset,
-					      s->chunks[i].size, &q->data, &q->cookie);
-			if (rc)
-				return fail(s, rc, "cannot map AUX data at offset %#"
-					    PRIx64, s->chunks[i].file_offset);
-			q->size = s->chunks[i].size;
-		} else {
-			size_t pos = 0;
+		q->pieces = calloc(j - i, sizeof(*q->pieces));
+		if (!q->pieces)
+			return PTD_ERR_NOMEM;
+		for (size_t k = i; k < j; k++) {
+			const struct aux_chunk *c = &s->chunks[k];
 
-			q->owned = malloc(total ? total : 1);
-			if (!q->owned)
-				return fail(s, PTD_ERR_NOMEM, "out of memory for %zu "
-					    "bytes of trace in queue %u", total, q->idx);
-			for (size_t k = i; k < j; k++) {
-				const uint8_t *d;
-				void *ck;
-
-				rc = perfdata_aux_map(s->pd, s->chunks[k].file_offset,
-						      s->chunks[k].size, &d, &ck);
-				if (rc)
-					return fail(s, rc, "cannot map AUX data at "
-						    "offset %#" PRIx64,
-						    s->chunks[k].file_offset);
-				memcpy(q->owned + pos, d, s->chunks[k].size);
-				pos += s->chunks[k].size;
-				perfdata_aux_unmap(s->pd, ck);
-			}
-			q->data = q->owned;
-			q->size = total;
+			if (c->file_offset > s->file_map.size ||
+			    c->size > s->file_map.size - c->file_offset)
+				return fail(s, PTD_ERR_CORRUPT, "AUX data at offset %#"
+					    PRIx64 " runs past the end of the file",
+					    c->file_offset);
+			q->pieces[q->npieces].data = s->file_map.data + c->file_offset;
+			q->pieces[q->npieces].size = (size_t)c->size;
+			q->pieces[q->npieces].offset = total;
+			total += (size_t)c->size;
+			q->npieces++;
 		}
+		q->size = total;
+		if (q->npieces == 1)
+			q->data = q->pieces[0].data;
 		s->nqueues++;
 		i = j;
 	}
 	s->stats.queues = s->nqueues;
 	return 0;
+}
+
+/* Fills the backend's view of queue i. */
+static void ipt_queue_of(struct ptd_session *s, size_t i, struct intelpt_queue *iq)
+{
+	const struct session_queue *q = &s->queues[i];
+
+	iq->data = q->data;
+	iq->size = q->size;
+	iq->pieces = q->pieces;
+	iq->npieces = q->npieces;
+	iq->file_backed = 1;
+	iq->assemble = assemble_queue;
+	iq->assemble_ctx = s;
+	iq->assemble_index = i;
 }
 
 static const struct perfdata_attr *find_attr(const struct perfdata_info *info,
@@ -812,8 +846,34 @@ static int new_ipt_backend(struct ptd_session *s, const struct intelpt_params *p
 	for (size_t i = 0; i < n; i++) {
 		struct intelpt_queue_check qc;
 
-		if (intelpt_check_queue(p, q[i].data, q[i].size, &qc))
-			continue;
+		if (q[i].data) {
+			if (intelpt_check_queue(p, q[i].data, q[i].size, &qc))
+				continue;
+		} else {
+			/* in pieces: the first PSB from the front, the tail
+			 * from the last piece */
+			struct intelpt_queue_check pc;
+			size_t k;
+
+			memset(&qc, 0, sizeof(qc));
+			qc.first_psb = q[i].size;
+			for (k = 0; k < q[i].npieces; k++) {
+				const struct intelpt_piece *pp = &q[i].pieces[k];
+
+				if (intelpt_check_queue(p, pp->data, pp->size, &pc) == 0 &&
+				    pc.first_psb < pp->size) {
+					qc.first_psb = pp->offset + pc.first_psb;
+					break;
+				}
+			}
+			k = q[i].npieces - 1;
+			if (q[i].npieces &&
+			    intelpt_check_queue(p, q[i].pieces[k].data, q[i].pieces[k].size,
+						&pc) == 0 && pc.tail_cut) {
+				qc.tail_cut = 1;
+				qc.tail_offset = q[i].pieces[k].offset + pc.tail_offset;
+			}
+		}
 		if (qc.first_psb == q[i].size && q[i].size) {
 			session_warn(s, "trace queue %zu (cpu %d): no PSB in its %zu "
 				     "bytes, so none of it can be decoded", i, q[i].cpu,
@@ -873,7 +933,17 @@ static int open_cs_etm(struct ptd_session *s)
 		cq[i].chunks = &s->cs_chunks[k];
 		cq[i].cpu = q->cpu;
 		cq[i].formatted = !s->cs_raw_format;
-		/* queues were concatenated in build_queues: one chunk each */
+		/* OpenCSD decodes one buffer per queue */
+		{
+			const uint8_t *d;
+			int arc = assemble_queue(s, i, &d);
+
+			if (arc) {
+				free(cq);
+				cs_etm_info_free(&info);
+				return arc;
+			}
+		}
 		s->cs_chunks[k].data = q->data;
 		s->cs_chunks[k].size = q->size;
 		s->cs_chunks[k].time = IMGSTORE_TIME_UNKNOWN;
@@ -931,7 +1001,7 @@ static int open_perf(struct ptd_session *s, const char *path)
 		return fail(s, PTD_ERR_NO_AUXINFO, "%s has AUX trace data but "
 			    "no AUXTRACE_INFO record, so the trace type and its "
 			    "configuration are unknown", path);
-	rc = build_queues(s);
+	rc = build_queues(s, path);
 	if (rc)
 		return rc;
 	if (s->aux_type == AUX_TYPE_CS_ETM)
@@ -961,8 +1031,7 @@ static int open_perf(struct ptd_session *s, const char *path)
 		int per_cpu = s->aux_npriv > INTELPT_INFO_PER_CPU_MMAPS &&
 			      s->aux_priv[INTELPT_INFO_PER_CPU_MMAPS];
 
-		iq[i].data = q->data;
-		iq[i].size = q->size;
+		ipt_queue_of(s, i, &iq[i]);
 		iq[i].cpu = per_cpu ? q->cpu : -1;
 		iq[i].tid = q->tid;
 		iq[i].pid = sideband_pid_of(s->sb, q->tid);
@@ -1008,6 +1077,7 @@ static int open_raw(struct ptd_session *s, const char *path)
 	memset(&q, 0, sizeof(q));
 	q.data = s->raw_trace.data;
 	q.size = s->raw_trace.size;
+	q.file_backed = 1;
 	q.cpu = -1;
 	q.pid = q.tid = IMGSTORE_KERNEL;
 	s->stats.trace_bytes = q.size;
@@ -1149,9 +1219,9 @@ void ptd_close(struct ptd_session *s)
 		s->be->destroy(s->be);
 	for (size_t i = 0; i < s->nqueues; i++) {
 		free(s->queues[i].owned);
-		if (s->queues[i].cookie)
-			perfdata_aux_unmap(s->pd, s->queues[i].cookie);
+		free(s->queues[i].pieces);
 	}
+	util_unmap(&s->file_map);
 	free(s->queues);
 	free(s->chunks);
 	free(s->aux_priv);

@@ -63,8 +63,9 @@ int sbevents_enable(struct sbevents *sb, int enable);
 /* At the end of a capture: disable, drain, then call this.  Hands fn one
  * synthesized PERF_RECORD_LOST (with time) per ring for the records the
  * kernel dropped but never reported in a LOST record of the ring (it
- * writes that only in front of a later record that fits).  Returns LOST
- * records made, -1 (read failed) or -2 (fn stopped). */
+ * writes that only in front of a later record that fits).  Not while
+ * enabled: the kernel could still report the same losses itself.
+ * Returns LOST records made, -1 (read failed) or -2 (fn stopped). */
 long sbevents_flush_lost(struct sbevents *sb, sbevents_fn fn, void *ctx, uint64_t time);
 
 /* Pauses (1) or resumes (0) the output of every ring. */

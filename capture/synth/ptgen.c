@@ -23,8 +23,13 @@ struct ptgen {
 	uint64_t last_tsc;         /* value of the last TSC packet */
 	uint64_t last_ip;         /* IP compression reference; 0 after PSB */
 	int enabled;
+	int in_psb;               /* inside PSB+: no CYC there */
 	uint64_t tnt;             /* pending TNT bits, first branch highest */
 	int ntnt;
+	uint64_t tnt_tsc;         /* time of the first pending TNT bit */
+	uint64_t mtc_k;           /* CTC >> mtc_freq of the last MTC period */
+	uint64_t next_mtc;        /* TSC at which CTC bit mtc_freq next toggles */
+	uint64_t last_cyc;        /* TSC of the last CYC (cycle counter reset) */
 	uint64_t ret[RETSTACK];   /* return-compression ring */
 	int ret_top, ret_n;
 	struct ptgen_stats st;
@@ -40,6 +45,23 @@ static int emit(struct ptgen *g, const struct pt_packet *p)
 	return 0;
 }
 
+/* CYC in front of a CYC-eligible packet that happens at TSC t: the core
+ * cycles since the previous CYC (one cycle per TSC tick here).  At most
+ * one per cycle, and none inside PSB+. */
+static int cyc_at(struct ptgen *g, uint64_t t)
+{
+	struct pt_packet p;
+
+	if (!g->o.cyc || g->in_psb || t <= g->last_cyc)
+		return 0;
+	memset(&p, 0, sizeof(p));
+	p.type = ppt_cyc;
+	p.payload.cyc.value = t - g->last_cyc;
+	g->last_cyc = t;
+	g->st.cycs++;
+	return emit(g, &p);
+}
+
 static int flush_tnt(struct ptgen *g)
 {
 	struct pt_packet p;
@@ -47,6 +69,9 @@ static int flush_tnt(struct ptgen *g)
 
 	if (!g->ntnt)
 		return 0;
+	/* the CYC in front of a TNT times its first branch */
+	if ((r = cyc_at(g, g->tnt_tsc)))
+		return r;
 	memset(&p, 0, sizeof(p));
 	p.type = g->ntnt > 6 ? ppt_tnt_64 : ppt_tnt_8;
 	p.payload.tnt.bit_size = (uint8_t)g->ntnt;
@@ -61,6 +86,8 @@ static int add_tnt(struct ptgen *g, int taken)
 {
 	int max = g->o.long_tnt ? 47 : 6;
 
+	if (!g->ntnt)
+		g->tnt_tsc = g->tsc;
 	g->tnt = g->tnt << 1 | (taken ? 1 : 0);
 	g->ntnt++;
 	g->st.tnt_bits++;
@@ -87,7 +114,7 @@ static int emit_ip(struct ptgen *g, enum pt_packet_type type, uint64_t ip,
 	struct pt_packet p;
 	int r;
 
-	if ((r = flush_tnt(g)))
+	if ((r = flush_tnt(g)) || (r = cyc_at(g, g->tsc)))
 		return r;
 	memset(&p, 0, sizeof(p));
 	p.type = type;
@@ -109,21 +136,96 @@ static int emit_simple(struct ptgen *g, enum pt_packet_type type)
 	return emit(g, &p);
 }
 
+/* CTC at TSC t, and the TSC at which CTC reaches c. */
+static uint64_t ctc_of(const struct ptgen *g, uint64_t t)
+{
+	return t / g->o.ctc_n * g->o.ctc_d +
+	       t % g->o.ctc_n * g->o.ctc_d / g->o.ctc_n;
+}
+
+static uint64_t tsc_of_ctc(const struct ptgen *g, uint64_t c)
+{
+	return c / g->o.ctc_d * g->o.ctc_n +
+	       (c % g->o.ctc_d * g->o.ctc_n + g->o.ctc_d - 1) / g->o.ctc_d;
+}
+
+/* TSC, and with MTC on the TMA that ties it to the crystal clock: CTC[15:0]
+ * and the fast counter, the TSC ticks since that CTC value began (so a
+ * decoder puts the CTC tick at TSC - FC, as the SDM and libipt do). */
 static int emit_tsc(struct ptgen *g)
 {
 	struct pt_packet p;
+	uint64_t ctc;
+	int r;
+
 	if (!g->o.tsc)
 		return 0;
+	if ((r = cyc_at(g, g->tsc)))
+		return r;
 	memset(&p, 0, sizeof(p));
 	p.type = ppt_tsc;
 	p.payload.tsc.tsc = g->tsc & ((1ull << 56) - 1);
 	g->last_tsc = g->tsc;
+	g->st.tscs++;
+	if ((r = emit(g, &p)) || !g->o.mtc)
+		return r;
+	ctc = ctc_of(g, g->tsc);
+	memset(&p, 0, sizeof(p));
+	p.type = ppt_tma;
+	p.payload.tma.ctc = (uint16_t)ctc;
+	p.payload.tma.fc = (uint16_t)(g->tsc - tsc_of_ctc(g, ctc));
 	return emit(g, &p);
+}
+
+/* The MTCs of every CTC period that began up to TSC now.  Pending TNT bits
+ * go out first: their branches ran before the MTC, and a decoder times
+ * instructions by the timing packets in front of theirs. */
+static int psb_emit(struct ptgen *g, uint64_t ip);
+
+static int mtc_catch_up(struct ptgen *g, uint64_t now)
+{
+	struct pt_packet p;
+	int r;
+
+	if (!g->o.mtc)
+		return 0;
+	while (g->next_mtc <= now) {
+		uint64_t edge = g->next_mtc;
+
+		if ((r = flush_tnt(g)) || (r = cyc_at(g, edge)))
+			return r;
+		g->mtc_k++;
+		g->next_mtc = tsc_of_ctc(g, (g->mtc_k + 1) << g->o.mtc_freq);
+		memset(&p, 0, sizeof(p));
+		p.type = ppt_mtc;
+		p.payload.mtc.ctc = (uint8_t)g->mtc_k;
+		g->st.mtcs++;
+		if ((r = emit(g, &p)))
+			return r;
+		/* Long stretches outside traced code still get their PSB+,
+		 * like hardware, so pieces stay small.  It goes after this
+		 * MTC: a TMA in the MTC period the next MTC names would read
+		 * as a full 8-bit wrap to perf. */
+		if (!g->enabled && g->since_psb >= g->o.psb_period) {
+			uint64_t save = g->tsc;
+
+			g->tsc = edge;
+			r = psb_emit(g, 0);
+			g->tsc = save;
+			if (r)
+				return r;
+		}
+	}
+	return 0;
 }
 
 static int emit_mode_exec(struct ptgen *g)
 {
 	struct pt_packet p;
+	int r;
+
+	if ((r = cyc_at(g, g->tsc)))
+		return r;
 	memset(&p, 0, sizeof(p));
 	p.type = ppt_mode;
 	p.payload.mode.leaf = pt_mol_exec;
@@ -161,7 +263,7 @@ static int cut(struct ptgen *g)
 
 /* PSB+: PSB, TSC, CBR, [MODE.Exec, FUP(ip) while tracing], PSBEND.  The
  * IP compression and the return stack start over. */
-static int psb_plus(struct ptgen *g, uint64_t ip)
+static int psb_emit(struct ptgen *g, uint64_t ip)
 {
 	struct pt_packet p;
 	int r;
@@ -172,6 +274,7 @@ static int psb_plus(struct ptgen *g, uint64_t ip)
 	g->last_ip = 0;
 	ret_clear(g);
 	g->st.psbs++;
+	g->in_psb = 1;
 	if ((r = emit_simple(g, ppt_psb)) || (r = emit_tsc(g)))
 		return r;
 	memset(&p, 0, sizeof(p));
@@ -184,7 +287,15 @@ static int psb_plus(struct ptgen *g, uint64_t ip)
 			return r;
 		g->st.fups++;
 	}
-	return emit_simple(g, ppt_psbend);
+	r = emit_simple(g, ppt_psbend);
+	g->in_psb = 0;
+	return r;
+}
+
+static int psb_plus(struct ptgen *g, uint64_t ip)
+{
+	int r = mtc_catch_up(g, g->tsc);
+	return r ? r : psb_emit(g, ip);
 }
 
 int ptgen_new(struct ptgen **out, const struct ptgen_opts *o,
@@ -195,6 +306,12 @@ int ptgen_new(struct ptgen **out, const struct ptgen_opts *o,
 
 	*out = NULL;
 	if (o->psb_period < 64 || o->psb_period > BUF_SIZE / 4)
+		return PTD_ERR_INVAL;
+	/* timing packets need TSC to anchor them; TMA's FC has 9 bits */
+	if ((o->mtc || o->cyc) && !o->tsc)
+		return PTD_ERR_INVAL;
+	if (o->mtc_freq > 15 || (o->ctc_n && !o->ctc_d) ||
+	    (o->ctc_n && o->ctc_n / o->ctc_d >= 512))
 		return PTD_ERR_INVAL;
 	g = calloc(1, sizeof(*g));
 	if (!g)
@@ -207,8 +324,15 @@ int ptgen_new(struct ptgen **out, const struct ptgen_opts *o,
 	g->o = *o;
 	g->flush = fn;
 	g->ctx = ctx;
+	if (!g->o.ctc_n) {
+		g->o.ctc_n = 2;
+		g->o.ctc_d = 1;
+	}
 	g->tsc = o->tsc0;
 	g->piece_tsc = o->tsc0;
+	g->last_cyc = o->tsc0;   /* the cycle counter starts with tracing */
+	g->mtc_k = ctc_of(g, o->tsc0) >> o->mtc_freq;
+	g->next_mtc = tsc_of_ctc(g, (g->mtc_k + 1) << o->mtc_freq);
 	pt_config_init(&cfg);
 	cfg.begin = g->buf;
 	cfg.end = g->buf + BUF_SIZE;
@@ -244,7 +368,7 @@ int ptgen_enable(struct ptgen *g, uint64_t ip)
 	if (g->enabled)
 		return 0;
 	/* Time is known again when tracing resumes: TSC before the PGE. */
-	if ((r = emit_tsc(g)) || (r = emit_mode_exec(g)) ||
+	if ((r = mtc_catch_up(g, g->tsc)) || (r = emit_tsc(g)) || (r = emit_mode_exec(g)) ||
 	    (r = emit_ip(g, ppt_tip_pge, ip, 0)))
 		return r;
 	g->enabled = 1;
@@ -266,7 +390,7 @@ int ptgen_async_disable(struct ptgen *g, uint64_t next)
 
 	if (!g->enabled)
 		return 0;
-	if ((r = emit_ip(g, ppt_fup, next, 0)))
+	if ((r = mtc_catch_up(g, g->tsc)) || (r = emit_ip(g, ppt_fup, next, 0)))
 		return r;
 	g->st.fups++;
 	return disable(g);
@@ -283,6 +407,8 @@ int ptgen_insn(struct ptgen *g, uint64_t ip, const struct ptgen_insn *in,
 	if (g->since_psb >= g->o.psb_period && (r = psb_plus(g, ip)))
 		return r;
 	g->tsc += g->o.cycles_per_insn;
+	if ((r = mtc_catch_up(g, g->tsc)))
+		return r;
 	switch (in->cls) {
 	case PTG_OTHER:
 	case PTG_JMP_DIRECT:
@@ -337,6 +463,8 @@ int ptgen_leave(struct ptgen *g, uint64_t ip, const struct ptgen_insn *in,
 	if (g->since_psb >= g->o.psb_period && (r = psb_plus(g, ip)))
 		return r;
 	g->tsc += g->o.cycles_per_insn;
+	if ((r = mtc_catch_up(g, g->tsc)))
+		return r;
 	g->enabled = 0;
 	g->st.pgds++;
 	return emit_ip(g, ppt_tip_pgd, target, 0);
@@ -344,7 +472,10 @@ int ptgen_leave(struct ptgen *g, uint64_t ip, const struct ptgen_insn *in,
 
 int ptgen_finish(struct ptgen *g)
 {
-	int r = flush_tnt(g);
+	int r = mtc_catch_up(g, g->tsc);
+
+	if (!r)
+		r = flush_tnt(g);
 	return r ? r : cut(g);
 }
 

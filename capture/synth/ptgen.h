@@ -40,6 +40,17 @@ struct ptgen_opts {
 	uint32_t cycles_per_insn;
 	uint64_t tsc0;         /* initial TSC */
 	uint8_t cbr;           /* core:bus ratio for CBR packets */
+	/* MTC: the crystal clock runs at CTC = TSC * ctc_d / ctc_n (CPUID
+	 * 0x15, AUXTRACE_INFO tsc_ctc_ratio_n/d); an MTC carries CTC bits
+	 * [mtc_freq+7 : mtc_freq] each time CTC bit mtc_freq toggles, and a
+	 * TMA follows every TSC to join the two clocks.  Needs tsc. */
+	int mtc;
+	uint8_t mtc_freq;      /* 0..15, perf's mtc_period */
+	uint32_t ctc_n, ctc_d; /* 0: 2 and 1 */
+	/* CYC (cycle-accurate mode, threshold 0): a CYC with the core cycles
+	 * since the previous CYC goes in front of each CYC-eligible packet
+	 * outside PSB+.  One core cycle is one TSC tick (CBR = nominal). */
+	int cyc;
 };
 
 /* Receives each finished piece: starts with a PSB (except possibly the
@@ -84,6 +95,7 @@ int ptgen_finish(struct ptgen *g);
 /* Counters for the info file. */
 struct ptgen_stats {
 	uint64_t bytes, psbs, tnt_bits, tips, fups, pges, pgds, rets_compressed;
+	uint64_t tscs, mtcs, cycs;
 };
 void ptgen_get_stats(const struct ptgen *g, struct ptgen_stats *s);
 

@@ -54,6 +54,9 @@
 
 /* perf intel_pt config bits (tools/perf format for the intel_pt PMU). */
 #define CFG_PT (1ull << 0)
+#define CFG_CYC (1ull << 1)
+#define CFG_MTC (1ull << 9)
+#define CFG_MTC_PERIOD_SHIFT 14
 #define CFG_TSC (1ull << 10)
 #define CFG_NORETCOMP (1ull << 11)
 #define CFG_BRANCH (1ull << 13)
@@ -75,6 +78,8 @@ struct opts {
 	const char *out;
 	uint32_t psb_period;
 	int retcomp, long_tnt, aslr, tsc;
+	int mtc, cyc;          /* MTC (+TMA) and CYC timing packets */
+	uint32_t mtc_period;   /* MTC every 2^N crystal ticks */
 	uint32_t cpi;
 	uint64_t max_insns;
 	unsigned seed;
@@ -1131,6 +1136,9 @@ static void usage(void)
 		"  --noretcomp      no return compression\n"
 		"  --no-long-tnt    only short (<= 6 bit) TNT packets\n"
 		"  --no-tsc         no TSC packets (timeless)\n"
+		"  --mtc            MTC (and TMA) timing packets\n"
+		"  --mtc-period N   MTC every 2^N crystal clock ticks (default 3)\n"
+		"  --cyc            CYC packets (cycle-accurate mode, threshold 0)\n"
 		"  --cycles N       simulated cycles per instruction (default 1)\n"
 		"  --interrupts P   random asynchronous interrupts, probability per insn\n"
 		"  --seed N         seed for --interrupts (default 1)\n"
@@ -1212,6 +1220,9 @@ int main(int argc, char **argv)
 		{ "noretcomp", no_argument, NULL, 'R' },
 		{ "no-long-tnt", no_argument, NULL, 'L' },
 		{ "no-tsc", no_argument, NULL, 'T' },
+		{ "mtc", no_argument, NULL, 'M' },
+		{ "mtc-period", required_argument, NULL, 'P' },
+		{ "cyc", no_argument, NULL, 'C' },
 		{ "cycles", required_argument, NULL, 'c' },
 		{ "interrupts", required_argument, NULL, 'i' },
 		{ "seed", required_argument, NULL, 's' },
@@ -1238,6 +1249,7 @@ int main(int argc, char **argv)
 	s->o.retcomp = 1;
 	s->o.long_tnt = 1;
 	s->o.tsc = 1;
+	s->o.mtc_period = 3;   /* perf's default */
 	s->o.cpi = 1;
 	s->o.seed = 1;
 	sc.quantum = 2000;
@@ -1249,6 +1261,9 @@ int main(int argc, char **argv)
 		case 'R': s->o.retcomp = 0; break;
 		case 'L': s->o.long_tnt = 0; break;
 		case 'T': s->o.tsc = 0; break;
+		case 'M': s->o.mtc = 1; break;
+		case 'P': s->o.mtc_period = (uint32_t)strtoul(optarg, NULL, 0); break;
+		case 'C': s->o.cyc = 1; break;
 		case 'c': s->o.cpi = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case 'i': s->o.interrupts = strtod(optarg, NULL); break;
 		case 's': s->o.seed = (unsigned)strtoul(optarg, NULL, 0); break;
@@ -1262,6 +1277,10 @@ int main(int argc, char **argv)
 		usage();
 	if (s->o.psb_period < 64 || s->o.psb_period > 65536)
 		die("--psb-period must be 64..65536");
+	if (s->o.mtc_period > 15)
+		die("--mtc-period must be 0..15");
+	if ((s->o.mtc || s->o.cyc) && !s->o.tsc)
+		die("--mtc and --cyc need TSC packets (drop --no-tsc)");
 	if (!sc.quantum)
 		sc.quantum = 1;
 	s->o.cmd = argv + optind;
@@ -1313,7 +1332,9 @@ int main(int argc, char **argv)
 		v32 = PT_PMU_TYPE; memcpy(attr, &v32, 4);
 		v32 = 128; memcpy(attr + 4, &v32, 4);
 		v64 = CFG_PT | CFG_BRANCH | (s->o.tsc ? CFG_TSC : 0) |
-		      (s->o.retcomp ? 0 : CFG_NORETCOMP);
+		      (s->o.retcomp ? 0 : CFG_NORETCOMP) |
+		      (s->o.cyc ? CFG_CYC : 0) |
+		      (s->o.mtc ? CFG_MTC | (uint64_t)s->o.mtc_period << CFG_MTC_PERIOD_SHIFT : 0);
 		memcpy(attr + 8, &v64, 8);
 		v64 = 1; memcpy(attr + 16, &v64, 8);          /* sample_period */
 		memcpy(attr + 24, &st, 8);
@@ -1342,6 +1363,11 @@ int main(int argc, char **argv)
 	go.retcomp = s->o.retcomp;
 	go.long_tnt = s->o.long_tnt;
 	go.tsc = s->o.tsc;
+	go.mtc = s->o.mtc;
+	go.mtc_freq = (uint8_t)s->o.mtc_period;
+	go.ctc_n = 2;          /* AUXTRACE_INFO tsc_ctc_ratio_n/d below */
+	go.ctc_d = 1;
+	go.cyc = s->o.cyc;
 	go.cycles_per_insn = s->o.cpi;
 	go.tsc0 = 0x10000000ull;
 	go.cbr = 32;
@@ -1422,6 +1448,7 @@ int main(int argc, char **argv)
 		CPUID_STR, PT_PMU_TYPE);
 	fprintf(f, "psb_period=%u\nretcomp=%d\nlong_tnt=%d\ntsc=%d\ncycles_per_insn=%u\n",
 		s->o.psb_period, s->o.retcomp, s->o.long_tnt, s->o.tsc, s->o.cpi);
+	fprintf(f, "mtc=%d\nmtc_period=%u\ncyc=%d\n", s->o.mtc, s->o.mtc_period, s->o.cyc);
 	fprintf(f, "interrupts=%g\nseed=%u\nquantum=%llu\naslr=%d\n", s->o.interrupts,
 		s->o.seed, (unsigned long long)sc.quantum, s->o.aslr);
 	fprintf(f, "time_shift=%d\ntime_mult=%d\ntime_zero=%llu\n", TIME_SHIFT,
@@ -1436,6 +1463,8 @@ int main(int argc, char **argv)
 		(unsigned long long)gs.tnt_bits, (unsigned long long)gs.tips,
 		(unsigned long long)gs.rets_compressed, (unsigned long long)gs.pges,
 		(unsigned long long)gs.pgds);
+	fprintf(f, "tscs=%llu\nmtcs=%llu\ncycs=%llu\n", (unsigned long long)gs.tscs,
+		(unsigned long long)gs.mtcs, (unsigned long long)gs.cycs);
 	if (s->jit_dumps || s->jit_dump_errors)
 		jit_report(s, f);
 	fclose(f);

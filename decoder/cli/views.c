@@ -133,6 +133,7 @@ static size_t insn_tail(struct view *v, const struct ptd_event *ev, char *out,
 	char sym[256] = "", text[160] = "", src[512] = "";
 	size_t n = 0;
 
+	out[0] = '\0';   /* --no-sym --no-disasm: an empty tail */
 	if (v->o.show_sym)
 		sym_of(v, ev->pid, ev->ip, sym, sizeof(sym));
 	if (v->o.show_disasm) {

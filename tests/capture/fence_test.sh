@@ -27,7 +27,7 @@ if [ $rc = 77 ]; then
 fi
 [ $rc = 0 ] || exit 1
 stall=
-[ -n "$lossy" ] && stall="--pin --stall-parent $((n / 3)):$((n / 2))"
+[ -n "$lossy" ] && stall="--pin --stall-parent $((n / 2)):$n"
 # shellcheck disable=SC2086
 "$ptcap" record -m "$pages" -o "$work/cap.ptd" -- "$loadgen" $stall "$n" "$work/oracle.tsv" || exit 1
 cat "$work/cap.ptd/info"

@@ -375,10 +375,19 @@ int main(int argc, char **argv)
 				fail("trc_pkt_lister '%s', ours '%s'", orc[i], ours[i]);
 				break;
 			}
-		if (norc == nours && !failures)
+		if (norc == nours && !failures) {
+			uint64_t ninsns = 0;
+			unsigned long long a, e;
+			unsigned ni;
+
+			/* the oracle's instruction count, for the CLI test */
+			for (size_t i = 0; i < norc; i++)
+				if (sscanf(orc[i], "R %llx %llx %u", &a, &e, &ni) == 3)
+					ninsns += ni;
 			printf("ok   AUX data of cpu %d (%" PRIu64 " bytes): %zu "
-			       "ranges/naccs, same as trc_pkt_lister\n", aux_cpu,
-			       aux_size, nours);
+			       "ranges/naccs, same as trc_pkt_lister (%" PRIu64
+			       " instructions)\n", aux_cpu, aux_size, nours, ninsns);
+		}
 		if (!norc) {
 			printf("FAIL: no ranges at all: the test proves nothing\n");
 			failures++;
