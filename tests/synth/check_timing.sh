@@ -31,10 +31,16 @@ perf script -i "$cap/perf.data" --show-switch-events --show-task-events \
 		if (/SWITCH.* OUT / || /PERF_RECORD_EXIT/) ev = "OUT"
 		printf "%s %s %d%09d\n", $1, ev, a[1], a[2] }' >"$cap.sched"
 [ -s "$cap.sched" ] || { echo "FAIL: no sideband records"; exit 1; }
+# .t_DEC: "IP TID NS" per instruction; .e_DEC: every timed line, events
+# (enable, disable, ...) as "- - NS"
 for d in libipt fast; do
 	"$ptdecode" -q --decoder=$d --insn -t --no-sym --no-disasm "$cap" |
 		awk '/^0x/ { split($3, p, "/"); split($4, a, ".")
-			printf "%s %s %d%09d\n", $1, p[2], a[1], a[2] }' >"$cap.t_$d"
+			printf "%s %s %d%09d\n", $1, p[2], a[1], a[2]; next }
+		match($0, /time=[0-9]+\.[0-9]+/) {
+			split(substr($0, RSTART + 5, RLENGTH - 5), a, ".")
+			printf "- - %d%09d\n", a[1], a[2] }' >"$cap.e_$d"
+	grep -v '^- ' "$cap.e_$d" >"$cap.t_$d"
 done
 perf script -i "$cap/perf.data" --itrace=i0ns -F tid,time,ip --ns 2>/dev/null |
 	awk 'NF { t = $2; sub(":", "", t); split(t, a, ".")
@@ -82,22 +88,23 @@ if [ -z "$tscs" ] || [ "$distinct" -le "$tscs" ]; then
 else
 	echo "OK: $distinct distinct times from $tscs TSC packets"
 fi
-# run[k]: the distinct times libipt reports, in order; instruction i is in
-# run r[i].  perf may time it anywhere from the start of the run before to
-# the start of the run after (it takes up a timing packet one flow packet
-# later or earlier than libipt).
-paste -d' ' "$cap.t_libipt" "$cap.t_perf" | awk -v TOL="$tol" '
-	{ ip[NR] = $1; lt[NR] = $3; pt[NR] = $6
-	  if (NR == 1 || $3 != run[k]) run[++k] = $3; r[NR] = k }
-	END {
-	  for (i = 1; i <= NR; i++) {
-		d = pt[i] - lt[i]; if (d < 0) d = -d; if (d > TOL) over++; if (d > max) max = d
-		lo = run[r[i] > 1 ? r[i] - 1 : 1] - TOL
-		hi = r[i] < k ? run[r[i] + 1] + TOL : -1
-		if (pt[i] < lo || (hi >= 0 && pt[i] > hi)) {
-			printf "FAIL: perf times insn %d (%s) at %d ns, libipt at %d, outside [%d, %d]\n",
-				i, ip[i], pt[i], lt[i], lo, hi; exit 1 }
-	  }
-	  printf "OK: perf vs ptdecode-libipt: %d instructions within a run of each other; %d (%.2f%%) differ by more than %d ns, max %d ns\n",
-		NR, over, over * 100.0 / NR, TOL, max }' || rc=1
+# run[k]: the distinct times libipt reports (instructions and events), in
+# order; instruction i is in run r[i].  perf may time it anywhere from the
+# start of the run before to the start of the run after: the decoders take
+# up a timing packet at different flow packets (libipt reads ahead to the
+# next one, perf keeps the previous time until it has used the packet).
+awk -v TOL="$tol" '
+	NR == FNR { if (!k || $3 != run[k]) run[++k] = $3
+		    if ($1 != "-") { n++; ip[n] = $1; lt[n] = $3; r[n] = k }
+		    next }
+	{ i = FNR; pt = $3
+	  d = pt - lt[i]; if (d < 0) d = -d; if (d > TOL) over++; if (d > max) max = d
+	  lo = run[r[i] > 1 ? r[i] - 1 : 1] - TOL
+	  hi = r[i] < k ? run[r[i] + 1] + TOL : -1
+	  if (pt < lo || (hi >= 0 && pt > hi)) {
+		printf "FAIL: perf times insn %d (%s) at %d ns, libipt at %d, outside [%d, %d]\n",
+			i, ip[i], pt, lt[i], lo, hi; bad = 1; exit 1 } }
+	END { if (bad) exit 1
+	      printf "OK: perf vs ptdecode-libipt: %d instructions within a run of each other; %d (%.2f%%) differ by more than %d ns, max %d ns\n",
+		n, over, over * 100.0 / n, TOL, max }' "$cap.e_libipt" "$cap.t_perf" || rc=1
 exit $rc
