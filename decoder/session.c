@@ -803,7 +803,19 @@ static void load_dyntext(struct ptd_session *s)
 	}
 	for (size_t i = 0; i < s->njitdumps; i++) {
 		char why[256];
-		char *f = resolve_file(s, s->jitdumps[i], NULL, why, sizeof(why));
+		char *f;
+		const char *base = strrchr(s->jitdumps[i], '/');
+		struct stat sb;
+
+		/* a capture's own copy (jit/<name>, on the capture's clock)
+		 * replaces the file the MMAP names, which was loaded above */
+		base = base ? base + 1 : s->jitdumps[i];
+		if (s->dir && strncmp(s->jitdumps[i], s->dir, strlen(s->dir))) {
+			snprintf(path, sizeof(path), "%.3800s/jit/%.200s", s->dir, base);
+			if (!stat(path, &sb))
+				continue;
+		}
+		f = resolve_file(s, s->jitdumps[i], NULL, why, sizeof(why));
 
 		if (!f) {
 			session_warn(s, "jitdump %s: %s: JIT code decodes as gaps",

@@ -16,7 +16,7 @@
 struct arrays {
 	uint8_t *jited;
 	uint64_t *ksyms, *jlines;
-	uint32_t *lens;
+	uint32_t *lens, *maps;
 	struct bpf_func_info *funcs;
 	struct bpf_line_info *lines;
 };
@@ -27,6 +27,7 @@ static void free_arrays(struct arrays *a)
 	free(a->ksyms);
 	free(a->jlines);
 	free(a->lens);
+	free(a->maps);
 	free(a->funcs);
 	free(a->lines);
 }
@@ -118,8 +119,34 @@ static int write_files(const char *dir, const struct bpf_prog_info *in,
 	return rc;
 }
 
+/* Does one of the maps have type BPF_MAP_TYPE_PROG_ARRAY?  Maps gone
+ * meanwhile do not count. */
+static int has_prog_array(const uint32_t *ids, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		struct bpf_map_info mi;
+		uint32_t len = sizeof(mi);
+		int fd = bpf_map_get_fd_by_id(ids[i]), yes;
+
+		if (fd < 0)
+			continue;
+		memset(&mi, 0, sizeof(mi));
+		yes = !bpf_obj_get_info_by_fd(fd, &mi, &len) && mi.type == BPF_MAP_TYPE_PROG_ARRAY;
+		close(fd);
+		if (yes)
+			return 1;
+	}
+	return 0;
+}
+
 int bpfinfo_copy(const char *dir, uint32_t id, struct bpfinfo_prog *out,
 		 char *err, size_t errlen)
+{
+	return bpfinfo_copy2(dir, id, 0, out, err, errlen);
+}
+
+int bpfinfo_copy2(const char *dir, uint32_t id, int want_maps,
+		  struct bpfinfo_prog *out, char *err, size_t errlen)
 {
 	struct bpf_prog_info cnt, info;
 	uint32_t ilen = sizeof(cnt);
@@ -148,7 +175,8 @@ int bpfinfo_copy(const char *dir, uint32_t id, struct bpfinfo_prog *out,
 	a.funcs = calloc(cnt.nr_func_info + 1, sizeof(*a.funcs));
 	a.lines = calloc(cnt.nr_line_info + 1, sizeof(*a.lines));
 	a.jlines = calloc(cnt.nr_jited_line_info + 1, sizeof(uint64_t));
-	if (!a.jited || !a.ksyms || !a.lens || !a.funcs || !a.lines || !a.jlines) {
+	a.maps = calloc(cnt.nr_map_ids + 1, sizeof(uint32_t));
+	if (!a.jited || !a.ksyms || !a.lens || !a.funcs || !a.lines || !a.jlines || !a.maps) {
 		rc = -ENOMEM;
 		goto fail;
 	}
@@ -167,6 +195,10 @@ int bpfinfo_copy(const char *dir, uint32_t id, struct bpfinfo_prog *out,
 	info.nr_jited_line_info = cnt.nr_jited_line_info;
 	info.jited_line_info_rec_size = sizeof(uint64_t);
 	info.jited_line_info = (uintptr_t)a.jlines;
+	if (want_maps) {
+		info.nr_map_ids = cnt.nr_map_ids;
+		info.map_ids = (uintptr_t)a.maps;
+	}
 	ilen = sizeof(info);
 	if (bpf_obj_get_info_by_fd(fd, &info, &ilen)) {
 		rc = -errno;
@@ -196,6 +228,9 @@ int bpfinfo_copy(const char *dir, uint32_t id, struct bpfinfo_prog *out,
 		out->nimg++;
 		off += a.lens[i];
 	}
+	if (want_maps)
+		out->prog_array = has_prog_array(a.maps, info.nr_map_ids < cnt.nr_map_ids ?
+						 info.nr_map_ids : cnt.nr_map_ids);
 	if (dir)
 		rc = write_files(dir, &info, &a, err, errlen);
 	out->jited = a.jited;

@@ -37,12 +37,19 @@ struct bpfinfo_prog {
 	uint32_t nimg;
 	struct bpfinfo_image *img;
 	uint8_t *jited;
+	int prog_array;         /* uses a BPF_MAP_TYPE_PROG_ARRAY: its tail
+				 * call sites are re-patched in place when the
+				 * array changes (only with want_maps) */
 };
 
 /* Returns 0, -ENOENT when the program is already gone, or another -errno
  * with a message in err.  dir may be NULL (no files written). */
 int bpfinfo_copy(const char *dir, uint32_t id, struct bpfinfo_prog *out,
 		 char *err, size_t errlen);
+/* The same, also looking up the types of the program's maps (sets
+ * out->prog_array) when want_maps != 0. */
+int bpfinfo_copy2(const char *dir, uint32_t id, int want_maps,
+		  struct bpfinfo_prog *out, char *err, size_t errlen);
 void bpfinfo_free(struct bpfinfo_prog *p);
 
 #endif

@@ -37,6 +37,9 @@ struct copy {
 	uint8_t *bytes;   /* NULL when spooled: read dir/<hash>.bin */
 	char hash[17];
 	long inst;        /* matched instance, -1 = none */
+	uint64_t seen;    /* tracked: start of the last copy that saw these
+			   * bytes in place */
+	int tracked;      /* its program is re-copied (textmatch_seen) */
 };
 
 struct inst {
@@ -172,6 +175,20 @@ static int spool_copy(struct textmatch *tm, struct copy *c, const uint8_t *bytes
 	fprintf(tm->journal, "\t-1\t%s\t%s\t%s\t%u\t0x0\t-\tbpf_prog_%s\n",
 		c->src == TM_FENCE ? "fence" : "prog-info", c->hash, tag, c->prog_id, tag);
 	return ferror(tm->journal) ? -EIO : 0;
+}
+
+size_t textmatch_ncopies(const struct textmatch *tm)
+{
+	return tm->ncp;
+}
+
+void textmatch_seen(struct textmatch *tm, size_t idx, uint64_t t)
+{
+	if (idx >= tm->ncp)
+		return;
+	tm->cp[idx].tracked = 1;
+	if (t > tm->cp[idx].seen)
+		tm->cp[idx].seen = t;
 }
 
 int textmatch_ksymbol(struct textmatch *tm, uint64_t time, uint64_t addr,
@@ -449,9 +466,10 @@ static long match(const struct textmatch *tm, const long *idx, const struct copy
 			continue;
 		if (c->has_tag && in->has_tag && memcmp(c->tag, in->tag, 8))
 			continue;
-		if (c->src == TM_PROG_INFO) {
-			/* live at the PROG_LOAD; the latest such */
-			if (in->info >= 0 || in->reg > c->time ||
+		if (c->src != TM_FENCE) {
+			/* live at the PROG_LOAD (re-copy: at the copy); the
+			 * latest such */
+			if ((c->src == TM_PROG_INFO && in->info >= 0) || in->reg > c->time ||
 			    (in->unreg != TEXTSTORE_OPEN_END && in->unreg < c->time))
 				continue;
 			if (best < 0 || in->reg >= tm->in[best].reg)
@@ -535,11 +553,114 @@ static int add_row(const struct textmatch *tm, struct textstore_writer *w,
 	return rc;
 }
 
+/* Do two copies hold the same bytes? */
+static int same_bytes(const struct copy *a, const struct copy *b)
+{
+	if (a->len != b->len)
+		return 0;
+	return a->bytes && b->bytes ? !memcmp(a->bytes, b->bytes, a->len) :
+	       a->hash[0] && !strcmp(a->hash, b->hash);
+}
+
+/* A row of a tracked instance with an explicit window: bytes of c, or
+ * c == NULL for an `uncertain` row (hash "-": which bytes were there is
+ * not known). */
+static int add_window(const struct textmatch *tm, struct textstore_writer *w,
+		      const struct inst *in, const struct copy *c, const char *kind,
+		      uint64_t from, uint64_t to, struct textmatch_counts *n)
+{
+	struct textstore_entry e;
+	uint8_t *tofree = NULL;
+	const uint8_t *bytes = c ? copy_bytes(tm, c, &tofree) : NULL;
+	int rc;
+
+	if (c && !bytes)
+		return -EIO;
+	memset(&e, 0, sizeof(e));
+	snprintf(e.kind, sizeof(e.kind), "%s", c ? kind : "uncertain");
+	e.start = in->addr;
+	e.len = in->len;
+	e.valid_from = from;
+	e.valid_to = to;
+	e.pid = -1;
+	e.prog_id = in->prog_id;
+	strcpy(e.build_id, "-");
+	strcpy(e.tag, "-");
+	if (in->has_tag)
+		hex8(in->tag, e.tag);
+	snprintf(e.name, sizeof(e.name), "%s", in->name);
+	snprintf(e.source, sizeof(e.source), "prog-info");
+	n->rows++;
+	if (c) {
+		n->versions++;
+	} else {
+		n->uncertain_rows++;
+		if (to != TEXTSTORE_OPEN_END)
+			n->uncertain_ns += to - from;
+	}
+	rc = textstore_writer_add(w, &e, bytes);
+	free(tofree);
+	return rc;
+}
+
+/* The rows of an instance whose program was re-copied while it lived: one
+ * per version of its bytes, valid from when the version was first seen
+ * (the first from the KSYMBOL) to when it was last seen, and `uncertain`
+ * rows in between, where a re-patch happened at a moment nobody saw.  The
+ * last version lasts to the UNREGISTER if the fence's copy, taken after it,
+ * holds the same bytes (else up to its last sighting too), and stays open
+ * for a program still loaded at the end.  A version seen by a single copy
+ * has no window it certainly held: its time goes to the uncertain rows.
+ * vers: the prog-info copy (if any) and the re-copies, in time order. */
+static int write_versions(const struct textmatch *tm, struct textstore_writer *w,
+			  const struct inst *in, const char *kind,
+			  const long *vers, size_t nv, struct textmatch_counts *n)
+{
+	uint64_t prev_end = in->reg;
+	int rc = 0;
+
+	n->tracked++;
+	for (size_t k = 0; k < nv && !rc; k++) {
+		const struct copy *c = &tm->cp[vers[k]];
+		uint64_t from = c->src == TM_PROG_INFO ? in->reg : c->time, to = c->seen;
+
+		if (k + 1 == nv && in->unreg == TEXTSTORE_OPEN_END)
+			to = TEXTSTORE_OPEN_END;
+		else if (k + 1 == nv && in->fence >= 0 && same_bytes(c, &tm->cp[in->fence]))
+			to = in->unreg;
+		if (to != TEXTSTORE_OPEN_END && in->unreg != TEXTSTORE_OPEN_END && to > in->unreg)
+			to = in->unreg;
+		if (from >= to)
+			continue;
+		if (from > prev_end)
+			rc = add_window(tm, w, in, NULL, kind, prev_end, from, n);
+		if (!rc)
+			rc = add_window(tm, w, in, c, kind, from, to, n);
+		prev_end = to;
+	}
+	if (!rc && prev_end != TEXTSTORE_OPEN_END && prev_end < in->unreg)
+		rc = add_window(tm, w, in, NULL, kind, prev_end, in->unreg, n);
+	return rc;
+}
+
+static int cmp_recopy(const void *a, const void *b, void *ctx)
+{
+	const struct textmatch *tm = ctx;
+	const struct copy *x = &tm->cp[*(const long *)a], *y = &tm->cp[*(const long *)b];
+
+	if (x->inst != y->inst)
+		return x->inst < y->inst ? -1 : 1;
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return *(const long *)a < *(const long *)b ? -1 : 1;
+}
+
 int textmatch_write(struct textmatch *tm, const char *dir,
 		    struct textmatch_counts *n, char *err, size_t errlen)
 {
 	struct textstore_writer *w = NULL;
-	long *idx = NULL;
+	long *idx = NULL, *rv = NULL, *vers = NULL;
+	size_t nrv = 0, irv = 0;
 	int rc;
 
 	memset(n, 0, sizeof(*n));
@@ -573,11 +694,15 @@ int textmatch_write(struct textmatch *tm, const char *dir,
 		if (m < 0) {
 			if (c->src == TM_FENCE)
 				n->fence_unmatched++;
+			else if (c->src == TM_RECOPY)
+				n->recopy_unmatched++;
 			else
 				n->info_unmatched++;
 			continue;
 		}
-		if (c->src == TM_FENCE)
+		if (c->src == TM_RECOPY)
+			nrv++;
+		else if (c->src == TM_FENCE)
 			tm->in[m].fence = (long)i;
 		else
 			tm->in[m].info = (long)i;
@@ -602,18 +727,47 @@ int textmatch_write(struct textmatch *tm, const char *dir,
 			}
 	}
 
+	/* Re-copies by instance, in time order. */
+	rv = malloc((nrv + 1) * sizeof(*rv));
+	vers = malloc((nrv + 2) * sizeof(*vers));
+	if (!rv || !vers) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	nrv = 0;
+	for (size_t i = 0; i < tm->ncp; i++)
+		if (tm->cp[i].src == TM_RECOPY && tm->cp[i].inst >= 0)
+			rv[nrv++] = (long)i;
+	qsort_r(rv, nrv, sizeof(*rv), cmp_recopy, tm);
+
 	if ((rc = textstore_writer_open(dir, &w)))
 		goto fail;
 	for (size_t i = 0; i < tm->nin && !rc; i++) {
 		const struct inst *in = &tm->in[i];
 		const char *kind = !in->is_prog ? "trampoline" : in->is_sub ? "bpf-subprog" : "bpf";
+		size_t nv = 0;
 
+		if (in->info >= 0 && tm->cp[in->info].tracked)
+			vers[nv++] = in->info;
+		while (irv < nrv && tm->cp[rv[irv]].inst < (long)i)
+			irv++;
+		while (irv < nrv && tm->cp[rv[irv]].inst == (long)i)
+			vers[nv++] = rv[irv++];
 		if (!in->is_prog) {
 			n->other_ksyms++;
 			rc = add_row(tm, w, in, NULL, kind, n);
 			continue;
 		}
 		n->instances++;
+		if (nv) {
+			/* Image re-copied while it lived (jitpoll). */
+			if (in->info >= 0)
+				n->with_prog_info++;
+			if (in->fence >= 0)
+				n->with_fence++;
+			rc = write_versions(tm, w, in, kind, vers, nv, n);
+			continue;
+		}
 		if (in->info >= 0 && in->fence >= 0) {
 			const struct copy *a = &tm->cp[in->info], *b = &tm->cp[in->fence];
 
@@ -647,11 +801,15 @@ int textmatch_write(struct textmatch *tm, const char *dir,
 	if (rc)
 		goto fail;
 	free(idx);
+	free(rv);
+	free(vers);
 	return 0;
 fail:
 	if (w)
 		textstore_writer_close(w);
 	free(idx);
+	free(rv);
+	free(vers);
 	snprintf(err, errlen, "writing the text store %s: error %d", dir, rc);
 	return rc;
 }

@@ -21,7 +21,9 @@
 
 struct textmatch;
 
-enum tm_source { TM_PROG_INFO, TM_FENCE };
+/* TM_RECOPY: a later copy by prog id of a program whose image can change
+ * in place (jitpoll), with bytes that differ from its previous copy. */
+enum tm_source { TM_PROG_INFO, TM_FENCE, TM_RECOPY };
 
 struct textmatch_counts {
 	uint64_t instances;          /* bpf_prog_* KSYMBOL instances */
@@ -33,6 +35,12 @@ struct textmatch_counts {
 	uint64_t info_unmatched;     /* prog-info images without a KSYMBOL */
 	uint64_t fence_incomplete;   /* fence copies with holes (not stored) */
 	uint64_t rows;
+	/* Images tracked for in-place rewrites (jitpoll): */
+	uint64_t tracked;            /* instances with re-copies */
+	uint64_t versions;           /* rows with bytes of such instances */
+	uint64_t uncertain_rows;     /* windows whose bytes are unknown */
+	uint64_t uncertain_ns;       /* their total width */
+	uint64_t recopy_unmatched;   /* re-copies without a KSYMBOL */
 };
 
 struct textmatch *textmatch_new(void);
@@ -53,6 +61,14 @@ int textmatch_copy(struct textmatch *tm, enum tm_source src, uint64_t time,
 		   uint64_t addr, uint32_t len, const uint8_t *tag,
 		   uint32_t prog_id, uint64_t group, unsigned img,
 		   int complete, const uint8_t *bytes);
+
+/* Number of copies so far: the next copy gets this index. */
+size_t textmatch_ncopies(const struct textmatch *tm);
+/* The bytes of copy idx (a prog-info or re-copy of a tracked program) were
+ * seen in place again, by a copy that started at time t.  Marks the copy's
+ * instance as tracked: its rows then end where their bytes were last seen,
+ * and the windows between versions become `uncertain` rows. */
+void textmatch_seen(struct textmatch *tm, size_t idx, uint64_t t);
 
 /* Streaming: from now on every copy's bytes go straight to dir/<hash>.bin
  * and a provisional row (kind "uncertain", the copy's own time window) to

@@ -177,11 +177,11 @@ static int emit_tsc(struct ptgen *g)
 	return emit(g, &p);
 }
 
+static int psb_emit(struct ptgen *g, uint64_t ip);
+
 /* The MTCs of every CTC period that began up to TSC now.  Pending TNT bits
  * go out first: their branches ran before the MTC, and a decoder times
  * instructions by the timing packets in front of theirs. */
-static int psb_emit(struct ptgen *g, uint64_t ip);
-
 static int mtc_catch_up(struct ptgen *g, uint64_t now)
 {
 	struct pt_packet p;
