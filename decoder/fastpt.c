@@ -138,6 +138,8 @@ struct segment {
 	uint8_t *owned;           /* a copy when it straddles two pieces */
 	int has_fup;              /* its PSB+ holds a FUP: tracing on */
 	uint64_t fup_ip;
+	int has_tsc;              /* its PSB+ holds a TSC */
+	uint64_t tsc;
 
 	/* output, filled by a worker: a run of records, each a block
 	 * (priv = struct fblock, ctx = index into ctxs) or an event
@@ -305,6 +307,11 @@ struct walk {
 	unsigned rs_top, rs_bottom;
 
 	uint64_t tsc, time;       /* time: perf ns or IMGSTORE_TIME_UNKNOWN */
+	uint64_t time_hi;         /* no later than this in the segment: the
+				   * next PSB's TSC (the walk times from TSC
+				   * packets only; libipt also uses MTC/CYC,
+				   * so a block is trusted only if its code
+				   * was valid over [time, time_hi]) */
 	int32_t pid, tid;
 	uint64_t next_switch;
 	uint32_t ctx;             /* index of the current fctx */
@@ -837,7 +844,7 @@ static inline int block_valid(struct fblock *b, const struct walk *k)
 	if (b->mode == k->mode &&
 	    (b->pid == k->pid || b->pid == IMGSTORE_KERNEL) &&
 	    (k->time == IMGSTORE_TIME_UNKNOWN ||
-	     (k->time >= b->valid_from && k->time < b->valid_to))) {
+	     (k->time >= b->valid_from && k->time_hi < b->valid_to))) {
 		b->epoch = *k->epoch;
 		return 1;
 	}
@@ -853,7 +860,10 @@ static struct fblock *get_block(struct walk *k)
 			k->w->hits++;
 			return b;
 		}
-	return build_block(k);
+	b = build_block(k);
+	/* valid now, but maybe not over the whole span the walk cannot
+	 * tell apart: then the exact time decides, which is libipt's */
+	return b && block_valid(b, k) ? b : NULL;
 }
 
 /* The block at k->ip through a successor slot of the previous block: a
@@ -1266,6 +1276,15 @@ static int fast_segment(struct worker *w, const struct fqueue *fq,
 	k.ctx_dirty = 1;
 	k.epoch = &w->epoch;
 	++w->epoch;
+	{
+		size_t si = (size_t)(seg - fq->segs);
+
+		/* the end of the segment's time: the next PSB's TSC; the last
+		 * segment has no bound */
+		k.time_hi = si + 1 < fq->nsegs && fq->segs[si + 1].has_tsc ?
+			    intelpt_tsc_to_perf(&w->fb->p, fq->segs[si + 1].tsc) :
+			    IMGSTORE_FOREVER - 1;
+	}
 	intelpt_config(&w->fb->p, &cfg, seg->data, seg->data + (seg->end - seg->start));
 	k.pkt = pt_pkt_alloc_decoder(&cfg);
 	if (!k.pkt)
@@ -1351,16 +1370,21 @@ static void read_psb_plus(const struct fast_backend *fb, const uint8_t *buf,
 	pkt = pt_pkt_alloc_decoder(&cfg);
 	if (!pkt)
 		return;
-	if (pt_pkt_sync_set(pkt, 0) >= 0 && pt_pkt_next(pkt, &p, sizeof(p)) >= 0)
+	if (pt_pkt_sync_set(pkt, 0) >= 0 && pt_pkt_next(pkt, &p, sizeof(p)) >= 0) {
 		while (pt_pkt_next(pkt, &p, sizeof(p)) >= 0 && p.type != ppt_psbend &&
-		       p.type != ppt_psb)
+		       p.type != ppt_psb) {
 			if (p.type == ppt_fup) {
 				struct walk tmp;
 
 				memset(&tmp, 0, sizeof(tmp));
 				sg->fup_ip = decompress(&tmp, &p.payload.ip, &ok);
 				sg->has_fup = ok == 1;
+			} else if (p.type == ppt_tsc) {
+				sg->tsc = p.payload.tsc.tsc;
+				sg->has_tsc = 1;
 			}
+		}
+	}
 	pt_pkt_free_decoder(pkt);
 }
 

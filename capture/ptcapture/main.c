@@ -10,7 +10,8 @@
  * start), bpfinfo (JIT images by prog id while a program is alive), fence
  * (JIT images copied by a BPF program when a program is freed), textmatch
  * (ties copies to KSYMBOL lifetimes, writes text/), perfwrite (perf.data),
- * auxpmu (intel_pt / cs_etm AUX recording), and for the flight recorder
+ * auxpmu (intel_pt / cs_etm AUX recording), jitpoll (re-copies programs
+ * whose tail-call sites are re-patched in place), and for the flight recorder
  * (--snapshot): backward sideband rings, snapshot (records and fence copies
  * kept between snapshots), trigger (breakpoint + deciding BPF program).
  */
@@ -18,6 +19,7 @@
 #include "bpfinfo.h"
 #include <bpf/bpf.h>
 #include "fence.h"
+#include "jitpoll.h"
 #include "snapshot.h"
 #include "trigger.h"
 #include "perfwrite.h"
@@ -67,6 +69,9 @@ struct rec {
 	struct sbevents_stats sbst; /* ring counts (sbevents), at the end */
 	uint64_t kcore_missed;/* non-BPF KSYMBOL and TEXT_POKE ranges not copied */
 	struct copystore *cs; /* flight recorder: fence copies kept */
+	struct jitpoll *jp;   /* programs with prog arrays, re-copied (or NULL) */
+	struct jitpoll_counts jpc; /* its counts, at the end */
+	unsigned poke_ms;     /* re-copy interval */
 	int failed;           /* a write failed: stop */
 	char errmsg[512];
 };
@@ -99,16 +104,20 @@ static uint32_t rd32(const uint8_t *p)
 	return v;
 }
 
+static uint64_t now_ns(void);
+
 static void on_prog_load(struct rec *r, uint64_t time, uint32_t id, const uint8_t *tag)
 {
 	struct bpfinfo_prog p;
 	char err[256] = "";
+	uint64_t t0 = now_ns();
+	size_t first = textmatch_ncopies(r->tm);
 	int rc;
 
 	r->prog_loads++;
 	if (textmatch_prog_load(r->tm, time, id, tag))
 		fail(r, "out of memory");
-	rc = bpfinfo_copy(r->bpfdir, id, &p, err, sizeof(err));
+	rc = bpfinfo_copy2(r->bpfdir, id, r->jp != NULL, &p, err, sizeof(err));
 	if (rc == -ENOENT) {
 		r->info_gone++; /* already unloaded: the fence has it */
 		return;
@@ -123,6 +132,9 @@ static void on_prog_load(struct rec *r, uint64_t time, uint32_t id, const uint8_
 		if (textmatch_copy(r->tm, TM_PROG_INFO, time, p.img[i].addr, p.img[i].len,
 				   i == 0 ? p.tag : NULL, p.id, id, i, 1, p.img[i].bytes))
 			fail(r, "out of memory");
+	/* Tail-call sites: re-copied until the program goes. */
+	if (r->jp && !r->failed && jitpoll_track(r->jp, &p, first, t0))
+		fail(r, "out of memory");
 	bpfinfo_free(&p);
 }
 
@@ -177,6 +189,8 @@ static int on_record(void *ctx, const struct perf_event_header *h, int cpu)
 			memcpy(&type, b + 8, 2);
 			if (type == PERF_BPF_EVENT_PROG_LOAD)
 				on_prog_load(r, time, rd32(b + 12), b + 16);
+			else if (type == PERF_BPF_EVENT_PROG_UNLOAD && r->jp)
+				jitpoll_forget(r->jp, rd32(b + 12));
 		}
 		break;
 	}
@@ -287,6 +301,9 @@ static void usage(FILE *f)
 		"  -f             write into DIR even if it exists\n"
 		"  --pmu-config TERMS  intel_pt/cs_etm terms, e.g. cyc,mtc_period=3,noretcomp\n"
 		"  --aux-pages N  AUX area pages per CPU (power of two, default 1024)\n"
+		"  --poke-interval MS  re-copy BPF programs that use a prog array (their\n"
+		"                 tail-call sites are re-patched in place) every MS ms\n"
+		"                 (default 10; 0: never)\n"
 		"flight recorder:\n"
 		"  --snapshot     keep the newest sideband (and AUX) in overwritten rings; write\n"
 		"                 DIR/snap-N/ (a complete capture) on SIGUSR2, on a control\n"
@@ -302,7 +319,7 @@ struct opts {
 	const char *out, *pmu_config, *trigger, *control;
 	int all, force, snapshot;
 	double duration;
-	unsigned linger_ms, pages, aux_pages;
+	unsigned linger_ms, pages, aux_pages, poke_ms;
 	uint64_t every, max_snaps;
 	char **cmd;
 };
@@ -320,6 +337,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "trigger-every", required_argument, 0, 'E' },
 		{ "max-snapshots", required_argument, 0, 'M' },
 		{ "control", required_argument, 0, 'C' },
+		{ "poke-interval", required_argument, 0, 'K' },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
@@ -330,6 +348,7 @@ static int parse(int argc, char **argv, struct opts *o)
 	o->pages = 256;
 	o->aux_pages = 1024;
 	o->every = 1;
+	o->poke_ms = 10;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+o:afm:h", lo, NULL)) != -1) {
 		switch (c) {
@@ -346,6 +365,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 'E': o->every = strtoull(optarg, NULL, 0); break;
 		case 'M': o->max_snaps = strtoull(optarg, NULL, 0); break;
 		case 'C': o->control = optarg; break;
+		case 'K': o->poke_ms = (unsigned)atoi(optarg); break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); return -1;
 		}
@@ -447,6 +467,14 @@ static int write_info(const char *dir, const struct app *A, const struct rec *r,
 		tc->instances, tc->with_prog_info, tc->with_fence, tc->with_both,
 		tc->both_identical, tc->both_differ, tc->missed, tc->fence_unmatched,
 		tc->info_unmatched, tc->other_ksyms, tc->rows);
+	if (!o->snapshot)
+		fprintf(f, "jit_poll_interval_ms=%u\njit_tracked_progs=%" PRIu64 "\n"
+			"jit_recopy_polls=%" PRIu64 "\njit_recopy_errors=%" PRIu64 "\n"
+			"jit_rewrites_detected=%" PRIu64 "\njit_tracked_images=%" PRIu64 "\n"
+			"jit_version_rows=%" PRIu64 "\njit_uncertain_rows=%" PRIu64 "\n"
+			"jit_uncertain_ns=%" PRIu64 "\n",
+			r->poke_ms, r->jpc.tracked, r->jpc.polls, r->jpc.errors, r->jpc.rewrites,
+			tc->tracked, tc->versions, tc->uncertain_rows, tc->uncertain_ns);
 	if (extra)
 		fputs(extra, f);
 	return fclose(f);
@@ -768,6 +796,9 @@ static int record(int argc, char **argv)
 	 * a program loaded meanwhile is in both, which textmatch merges. */
 	if (!(r.tm = textmatch_new()))
 		goto out;
+	r.poke_ms = o->snapshot ? 0 : o->poke_ms;
+	if (r.poke_ms && !(r.jp = jitpoll_new(r.tm)))
+		goto out;
 	if (fence_open(free_deferred, on_fence_image, &r, &A.fence, err, sizeof(err))) {
 		fprintf(stderr, "ptcapture: cannot load the BPF text fence (%s)%s\n", err,
 			strstr(err, "Operation not permitted") ?
@@ -859,12 +890,19 @@ static int record(int argc, char **argv)
 	}
 	/* Main loop; then linger so deferred frees (tens of ms after the
 	 * program's last reference goes) reach the fence. */
-	for (uint64_t linger_end = 0;;) {
+	for (uint64_t linger_end = 0, next_poll = 0;;) {
 		struct epoll_event evs[16];
 		uint64_t now;
-		int want_snap = 0;
+		int want_snap = 0, wait_ms = 50;
 
-		epoll_wait(epfd, evs, 16, 50);
+		if (r.jp && jitpoll_active(r.jp)) {
+			/* wake for the next re-copy of tracked programs */
+			now = now_ns();
+			wait_ms = next_poll <= now ? 0 : (int)((next_poll - now + 999999) / 1000000);
+			if (wait_ms > 50)
+				wait_ms = 50;
+		}
+		epoll_wait(epfd, evs, 16, wait_ms);
 		if (fence_drain(A.fence) < 0)
 			fail(&r, "reading the fence ring failed");
 		if (!o->snapshot) {
@@ -876,6 +914,11 @@ static int record(int argc, char **argv)
 			/* bounded memory and a readable file if killed */
 			if (perfwrite_flush(r.pw))
 				fail(&r, "writing perf.data failed");
+			if (r.jp && jitpoll_active(r.jp) && now_ns() >= next_poll) {
+				if (jitpoll_poll(r.jp) < 0)
+					fail(&r, "out of memory");
+				next_poll = now_ns() + (uint64_t)r.poke_ms * 1000000ull;
+			}
 			textmatch_flush(r.tm);
 		} else {
 			if (A.ap)
@@ -952,6 +995,11 @@ static int record(int argc, char **argv)
 			strerror(errno));
 	if (sbevents_drain(A.sb, on_record, &r) < 0 && !r.failed)
 		fprintf(stderr, "ptcapture: warning: a corrupt sideband ring was skipped\n");
+	/* Last re-copy: how the tracked images look at the end. */
+	if (r.jp && !r.failed && jitpoll_poll(r.jp) < 0)
+		fail(&r, "out of memory");
+	if (r.jp)
+		jitpoll_counts(r.jp, &r.jpc);
 	if (!r.failed && sbevents_flush_lost(A.sb, on_record, &r, now_ns()) == -1)
 		fail(&r, "reading the sideband events' lost counts failed: %s", strerror(errno));
 	if (A.ap && auxpmu_drain(A.ap, r.pw, on_record, &r, 1))
@@ -969,6 +1017,11 @@ static int record(int argc, char **argv)
 		"(%" PRIu64 " both, %" PRIu64 " differ), %" PRIu64 " missed; fence drops %" PRIu64 "\n",
 		o->out, r.records, r.lost_events, tc.instances, tc.with_prog_info, tc.with_fence,
 		tc.with_both, tc.both_differ, tc.missed, fc.drops);
+	if (r.jpc.tracked)
+		fprintf(stderr, "ptcapture: %" PRIu64 " program(s) with tail-call sites re-copied "
+			"%" PRIu64 " times: %" PRIu64 " in-place rewrite(s), %" PRIu64 " uncertain "
+			"window(s), %.3f ms in all\n", r.jpc.tracked, r.jpc.polls, r.jpc.rewrites,
+			tc.uncertain_rows, tc.uncertain_ns / 1e6);
 	rc = 0;
 done:
 	if (WIFEXITED(child_status) && WEXITSTATUS(child_status))
@@ -987,6 +1040,7 @@ out:
 		fence_close(A.fence, NULL);
 	if (r.pw)
 		perfwrite_close(r.pw, err, sizeof(err));
+	jitpoll_free(r.jp);
 	textmatch_free(r.tm);
 	copystore_free(r.cs);
 	recbuf_free(A.rb);

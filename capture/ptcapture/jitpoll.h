@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * jitpoll - re-copies the JIT images of live BPF programs that can be
+ * rewritten in place, and tells textmatch when their bytes changed.
+ *
+ * A program that uses a BPF_MAP_TYPE_PROG_ARRAY has tail-call sites that
+ * the kernel re-patches in the program's own JIT image whenever the array
+ * changes; this kernel emits no TEXT_POKE for it and offers no hook on map
+ * updates that ptcapture can use.  So such programs are re-read by id
+ * (BPF_PROG_GET_FD_BY_ID + prog info, the fd closed at once so that the
+ * program's lifetime is not extended) every few milliseconds: identical
+ * bytes extend the time the current version was last seen, different
+ * bytes start a new version (textmatch_copy TM_RECOPY).  Between the last
+ * sighting of one version and the first of the next, which bytes ran is
+ * unknown: textmatch writes that window as an `uncertain` row.
+ *
+ * Limits: a change and its reversal between two polls are not seen.
+ */
+#ifndef PTCAP_JITPOLL_H
+#define PTCAP_JITPOLL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bpfinfo.h"
+#include "textmatch.h"
+
+struct jitpoll;
+
+struct jitpoll_counts {
+	uint64_t tracked;    /* programs tracked */
+	uint64_t polls;      /* re-copies that read a program */
+	uint64_t rewrites;   /* images whose bytes differed from the last copy */
+	uint64_t gone;       /* programs found unloaded (or replaced) by a poll */
+	uint64_t errors;     /* polls that failed otherwise */
+};
+
+struct jitpoll *jitpoll_new(struct textmatch *tm);
+void jitpoll_free(struct jitpoll *jp);
+
+/* A program just copied by prog info (p, with prog_array set by
+ * bpfinfo_copy2) whose images went to textmatch as copies first_copy,
+ * first_copy + 1, ...; t: when that copy started.  Programs without a
+ * prog array are ignored.  Returns 0 or -ENOMEM. */
+int jitpoll_track(struct jitpoll *jp, const struct bpfinfo_prog *p,
+		  size_t first_copy, uint64_t t);
+
+/* BPF_EVENT PROG_UNLOAD: stop polling program id. */
+void jitpoll_forget(struct jitpoll *jp, uint32_t id);
+
+/* Re-copies every tracked program once.  Returns the number of images
+ * whose bytes changed, or -ENOMEM. */
+int jitpoll_poll(struct jitpoll *jp);
+
+/* Programs tracked now. */
+size_t jitpoll_active(const struct jitpoll *jp);
+
+void jitpoll_counts(const struct jitpoll *jp, struct jitpoll_counts *c);
+
+#endif
