@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "jitpoll.h"
+#include "poketrig.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -11,6 +12,13 @@ struct jp_img {
 	uint32_t len;
 	uint8_t *bytes;    /* last bytes seen */
 	size_t copy;       /* their textmatch copy */
+	/* with the trigger: */
+	int slot;          /* poketrig slot, -1 = none */
+	uint64_t hash, from, seen;      /* current version */
+	uint64_t phash, pfrom;          /* the one before it (pfrom 0: none) */
+	size_t pcopy;
+	int pending;       /* the trigger saw other bytes at pt1 */
+	uint64_t pt1, phash_new;
 };
 
 struct jp_prog {
@@ -24,6 +32,9 @@ struct jitpoll {
 	struct jp_prog *p;
 	size_t n, cap;
 	struct jitpoll_counts c;
+	struct poketrig *trig;
+	uint32_t slots;    /* bit mask of poketrig slots in use */
+	int poll_now;      /* the trigger saw a change */
 };
 
 static uint64_t now_ns(void)
@@ -47,8 +58,13 @@ static void drop(struct jitpoll *jp, size_t i)
 {
 	struct jp_prog *p = &jp->p[i];
 
-	for (uint32_t k = 0; k < p->nimg; k++)
+	for (uint32_t k = 0; k < p->nimg; k++) {
+		if (p->img[k].slot >= 0) {
+			poketrig_watch(jp->trig, (unsigned)p->img[k].slot, 0, 0);
+			jp->slots &= ~(1u << p->img[k].slot);
+		}
 		free(p->img[k].bytes);
+	}
 	free(p->img);
 	jp->p[i] = jp->p[--jp->n];
 }
@@ -59,6 +75,7 @@ void jitpoll_free(struct jitpoll *jp)
 		return;
 	while (jp->n)
 		drop(jp, jp->n - 1);
+	poketrig_close(jp->trig);
 	free(jp->p);
 	free(jp);
 }
@@ -91,6 +108,7 @@ int jitpoll_track(struct jitpoll *jp, const struct bpfinfo_prog *p,
 		im->addr = p->img[k].addr;
 		im->len = p->img[k].len;
 		im->copy = first_copy + k;
+		im->slot = -1;
 		if (!(im->bytes = malloc(im->len ? im->len : 1))) {
 			q->nimg = k;
 			jp->n++;
@@ -99,6 +117,16 @@ int jitpoll_track(struct jitpoll *jp, const struct bpfinfo_prog *p,
 		}
 		memcpy(im->bytes, p->img[k].bytes, im->len);
 		textmatch_seen(jp->tm, im->copy, t);
+		im->hash = poketrig_hash(im->bytes, im->len);
+		im->seen = t;
+		for (int s = 0; jp->trig && s < POKETRIG_MAX_IMGS; s++)
+			if (!(jp->slots & (1u << s))) {
+				if (!poketrig_watch(jp->trig, (unsigned)s, im->addr, im->len)) {
+					im->slot = s;
+					jp->slots |= 1u << s;
+				}
+				break;
+			}
 	}
 	q->nimg = p->nimg;
 	jp->n++;
@@ -155,27 +183,97 @@ int jitpoll_poll(struct jitpoll *jp)
 		for (uint32_t k = 0; k < p->nimg; k++) {
 			struct jp_img *im = &p->img[k];
 
-			if (!memcmp(im->bytes, q.img[k].bytes, im->len)) {
+			uint64_t from = t1, h;
+			int same = !memcmp(im->bytes, q.img[k].bytes, im->len);
+
+			if (same && !im->pending) {
 				textmatch_seen(jp->tm, im->copy, t0);
+				im->seen = t0;
 				continue;
 			}
-			/* A new version: in place at some moment of [t0, t1]. */
+			/* A new version: in place at some moment of [t0, t1].
+			 * Same bytes after the trigger saw others: a change and
+			 * its reversal, a new version all the same. */
+			h = poketrig_hash(q.img[k].bytes, im->len);
+			if (im->pending && h == im->phash_new && im->pt1 < from && im->pt1 > im->seen)
+				from = im->pt1;  /* the trigger saw these bytes first */
+			if (same)
+				jp->c.transient++;
+			im->pending = 0;
 			jp->c.rewrites++;
 			changed++;
+			im->phash = im->hash;
+			im->pfrom = im->from ? im->from : 1;
+			im->pcopy = im->copy;
 			im->copy = textmatch_ncopies(jp->tm);
-			if (textmatch_copy(jp->tm, TM_RECOPY, t1, im->addr, im->len,
+			if (textmatch_copy(jp->tm, TM_RECOPY, from, im->addr, im->len,
 					   k == 0 ? p->tag : NULL, p->id, p->id, k, 1,
 					   q.img[k].bytes)) {
 				bpfinfo_free(&q);
 				return -ENOMEM;
 			}
 			textmatch_seen(jp->tm, im->copy, t0);
+			im->hash = h;
+			im->from = from;
+			im->seen = t0;
 			memcpy(im->bytes, q.img[k].bytes, im->len);
 		}
 		bpfinfo_free(&q);
 		i++;
 	}
 	return changed;
+}
+
+/* A hash from the trigger: the current version (or the one before, at a
+ * time before the current one began) seen again, or a change to poll for. */
+static void on_trigger(void *ctx, const struct poketrig_event *e)
+{
+	struct jitpoll *jp = ctx;
+
+	jp->c.trigger_events++;
+	for (size_t i = 0; i < jp->n; i++)
+		for (uint32_t k = 0; k < jp->p[i].nimg; k++) {
+			struct jp_img *im = &jp->p[i].img[k];
+
+			if (im->slot < 0 || im->addr != e->addr)
+				continue;
+			if (e->hash == im->hash && !im->pending && e->t0 >= im->from) {
+				textmatch_seen(jp->tm, im->copy, e->t0);
+				if (e->t0 > im->seen)
+					im->seen = e->t0;
+			} else if (im->pfrom && e->hash == im->phash && e->t0 < im->from) {
+				textmatch_seen(jp->tm, im->pcopy, e->t0);
+			} else if (e->hash != im->hash || im->pending) {
+				if (!im->pending || e->t1 > im->pt1) {
+					im->pending = 1;
+					im->pt1 = e->t1;
+					im->phash_new = e->hash;
+				}
+				jp->poll_now = 1;
+			}
+			return;
+		}
+}
+
+int jitpoll_trigger_open(struct jitpoll *jp, char *err, size_t errlen)
+{
+	return poketrig_open(on_trigger, jp, &jp->trig, err, errlen);
+}
+
+int jitpoll_trigger_fd(struct jitpoll *jp)
+{
+	return jp->trig ? poketrig_epoll_fd(jp->trig) : -1;
+}
+
+int jitpoll_trigger_drain(struct jitpoll *jp)
+{
+	int now;
+
+	if (jp->trig && poketrig_drain(jp->trig) < 0)
+		return -EIO;
+	now = jp->poll_now;
+	jp->poll_now = 0;
+	return now;
 }
 
 size_t jitpoll_active(const struct jitpoll *jp)

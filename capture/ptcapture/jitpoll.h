@@ -14,7 +14,16 @@
  * sighting of one version and the first of the next, which bytes ran is
  * unknown: textmatch writes that window as an `uncertain` row.
  *
- * Limits: a change and its reversal between two polls are not seen.
+ * The trigger (poketrig, optional): the hashes of the watched images at
+ * entry to and exit from every bpf() map update/delete.  A hash equal to
+ * the current version extends it to that moment; a different one asks for
+ * an immediate re-copy, and a new version whose bytes have that hash
+ * starts when the trigger saw it: the unknown window shrinks to the
+ * syscall.
+ *
+ * Limits: a change and its reversal between two sightings are not seen
+ * (with the trigger: only if made by something other than a bpf() map
+ * update, e.g. a prog array cleared when its last user reference goes).
  */
 #ifndef PTCAP_JITPOLL_H
 #define PTCAP_JITPOLL_H
@@ -33,6 +42,9 @@ struct jitpoll_counts {
 	uint64_t rewrites;   /* images whose bytes differed from the last copy */
 	uint64_t gone;       /* programs found unloaded (or replaced) by a poll */
 	uint64_t errors;     /* polls that failed otherwise */
+	uint64_t transient;  /* of rewrites: same bytes again after the
+			      * trigger saw others (a change and its reversal) */
+	uint64_t trigger_events; /* image hashes from the trigger */
 };
 
 struct jitpoll *jitpoll_new(struct textmatch *tm);
@@ -51,6 +63,15 @@ void jitpoll_forget(struct jitpoll *jp, uint32_t id);
 /* Re-copies every tracked program once.  Returns the number of images
  * whose bytes changed, or -ENOMEM. */
 int jitpoll_poll(struct jitpoll *jp);
+
+/* Loads the trigger.  Returns 0 or -errno with a message in err (then
+ * polling alone goes on). */
+int jitpoll_trigger_open(struct jitpoll *jp, char *err, size_t errlen);
+/* Its ring's fd for epoll, or -1 without a trigger. */
+int jitpoll_trigger_fd(struct jitpoll *jp);
+/* Reads the trigger's events.  Returns 1 when a tracked image changed (poll
+ * now), 0, or -EIO. */
+int jitpoll_trigger_drain(struct jitpoll *jp);
 
 /* Programs tracked now. */
 size_t jitpoll_active(const struct jitpoll *jp);

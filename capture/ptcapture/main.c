@@ -72,6 +72,7 @@ struct rec {
 	struct jitpoll *jp;   /* programs with prog arrays, re-copied (or NULL) */
 	struct jitpoll_counts jpc; /* its counts, at the end */
 	unsigned poke_ms;     /* re-copy interval */
+	char poke_trigger[128]; /* the trigger jitpoll runs on, or why none */
 	int failed;           /* a write failed: stop */
 	char errmsg[512];
 };
@@ -304,6 +305,8 @@ static void usage(FILE *f)
 		"  --poke-interval MS  re-copy BPF programs that use a prog array (their\n"
 		"                 tail-call sites are re-patched in place) every MS ms\n"
 		"                 (default 10; 0: never)\n"
+		"  --no-poke-trigger  re-copy on the interval only, not also on bpf() map\n"
+		"                 updates (tp_btf/sys_enter+sys_exit)\n"
 		"flight recorder:\n"
 		"  --snapshot     keep the newest sideband (and AUX) in overwritten rings; write\n"
 		"                 DIR/snap-N/ (a complete capture) on SIGUSR2, on a control\n"
@@ -317,7 +320,7 @@ static void usage(FILE *f)
 
 struct opts {
 	const char *out, *pmu_config, *trigger, *control;
-	int all, force, snapshot;
+	int all, force, snapshot, no_poke_trigger;
 	double duration;
 	unsigned linger_ms, pages, aux_pages, poke_ms;
 	uint64_t every, max_snaps;
@@ -338,6 +341,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "max-snapshots", required_argument, 0, 'M' },
 		{ "control", required_argument, 0, 'C' },
 		{ "poke-interval", required_argument, 0, 'K' },
+		{ "no-poke-trigger", no_argument, 0, 'N' },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
@@ -366,6 +370,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 'M': o->max_snaps = strtoull(optarg, NULL, 0); break;
 		case 'C': o->control = optarg; break;
 		case 'K': o->poke_ms = (unsigned)atoi(optarg); break;
+		case 'N': o->no_poke_trigger = 1; break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); return -1;
 		}
@@ -468,12 +473,14 @@ static int write_info(const char *dir, const struct app *A, const struct rec *r,
 		tc->both_identical, tc->both_differ, tc->missed, tc->fence_unmatched,
 		tc->info_unmatched, tc->other_ksyms, tc->rows);
 	if (!o->snapshot)
-		fprintf(f, "jit_poll_interval_ms=%u\njit_tracked_progs=%" PRIu64 "\n"
+		fprintf(f, "jit_poll_interval_ms=%u\njit_trigger=%s\njit_trigger_events=%" PRIu64
+			"\njit_rewrites_transient=%" PRIu64 "\njit_tracked_progs=%" PRIu64 "\n"
 			"jit_recopy_polls=%" PRIu64 "\njit_recopy_errors=%" PRIu64 "\n"
 			"jit_rewrites_detected=%" PRIu64 "\njit_tracked_images=%" PRIu64 "\n"
 			"jit_version_rows=%" PRIu64 "\njit_uncertain_rows=%" PRIu64 "\n"
 			"jit_uncertain_ns=%" PRIu64 "\n",
-			r->poke_ms, r->jpc.tracked, r->jpc.polls, r->jpc.errors, r->jpc.rewrites,
+			r->poke_ms, r->poke_trigger, r->jpc.trigger_events, r->jpc.transient,
+			r->jpc.tracked, r->jpc.polls, r->jpc.errors, r->jpc.rewrites,
 			tc->tracked, tc->versions, tc->uncertain_rows, tc->uncertain_ns);
 	if (extra)
 		fputs(extra, f);
@@ -797,8 +804,20 @@ static int record(int argc, char **argv)
 	if (!(r.tm = textmatch_new()))
 		goto out;
 	r.poke_ms = o->snapshot ? 0 : o->poke_ms;
-	if (r.poke_ms && !(r.jp = jitpoll_new(r.tm)))
-		goto out;
+	snprintf(r.poke_trigger, sizeof(r.poke_trigger), "none");
+	if (r.poke_ms) {
+		if (!(r.jp = jitpoll_new(r.tm)))
+			goto out;
+		if (o->no_poke_trigger)
+			snprintf(r.poke_trigger, sizeof(r.poke_trigger), "none (--no-poke-trigger)");
+		else if (jitpoll_trigger_open(r.jp, err, sizeof(err))) {
+			fprintf(stderr, "ptcapture: no trigger for tail-call rewrites (%s): "
+				"re-copying every %u ms only\n", err, r.poke_ms);
+			snprintf(r.poke_trigger, sizeof(r.poke_trigger), "none (%.100s)", err);
+		} else {
+			snprintf(r.poke_trigger, sizeof(r.poke_trigger), "tp_btf/sys_enter+sys_exit");
+		}
+	}
 	if (fence_open(free_deferred, on_fence_image, &r, &A.fence, err, sizeof(err))) {
 		fprintf(stderr, "ptcapture: cannot load the BPF text fence (%s)%s\n", err,
 			strstr(err, "Operation not permitted") ?
@@ -868,6 +887,8 @@ static int record(int argc, char **argv)
 		if (epfd < 0 || (!o->snapshot && sbevents_add_to_epoll(A.sb, epfd)) ||
 		    (A.ap && auxpmu_add_to_epoll(A.ap, epfd)) ||
 		    epoll_ctl(epfd, EPOLL_CTL_ADD, fence_epoll_fd(A.fence), &ev) ||
+		    (r.jp && jitpoll_trigger_fd(r.jp) >= 0 &&
+		     epoll_ctl(epfd, EPOLL_CTL_ADD, jitpoll_trigger_fd(r.jp), &ev)) ||
 		    (A.trig && epoll_ctl(epfd, EPOLL_CTL_ADD, trigger_epoll_fd(A.trig), &ev))) {
 			perror("ptcapture: epoll");
 			goto out;
@@ -914,6 +935,14 @@ static int record(int argc, char **argv)
 			/* bounded memory and a readable file if killed */
 			if (perfwrite_flush(r.pw))
 				fail(&r, "writing perf.data failed");
+			if (r.jp) {
+				int tr = jitpoll_trigger_drain(r.jp);
+
+				if (tr < 0)
+					fail(&r, "reading the poke trigger ring failed");
+				if (tr > 0)
+					next_poll = 0;  /* a tracked image changed */
+			}
 			if (r.jp && jitpoll_active(r.jp) && now_ns() >= next_poll) {
 				if (jitpoll_poll(r.jp) < 0)
 					fail(&r, "out of memory");
@@ -996,6 +1025,8 @@ static int record(int argc, char **argv)
 	if (sbevents_drain(A.sb, on_record, &r) < 0 && !r.failed)
 		fprintf(stderr, "ptcapture: warning: a corrupt sideband ring was skipped\n");
 	/* Last re-copy: how the tracked images look at the end. */
+	if (r.jp && jitpoll_trigger_drain(r.jp) < 0)
+		fail(&r, "reading the poke trigger ring failed");
 	if (r.jp && !r.failed && jitpoll_poll(r.jp) < 0)
 		fail(&r, "out of memory");
 	if (r.jp)

@@ -16,8 +16,11 @@ rows   The text store rows of the caller's image (data rows with bytes and
        [U0, U1] (intermediate states of a patch done in steps).  info's
        jit_* counters agree.
 decode With PTSYNTH...: `ptsynth walk` generates a trace through the
-       caller at the times of LOADERDIR/walk.spec using the loader's own
-       versions (the truth), then the trace is decoded with ptcapture's text
+       caller using the loader's own versions (LOADERDIR/text: the truth
+       between updates) with segments at each `seen` time, 2 us after each
+       update returned, and inside each of ptcapture's uncertain windows
+       during an update (there the walk runs through the old bytes, which
+       nobody can confirm); then the trace is decoded with ptcapture's text
        store instead: segments inside ptcapture's data rows must decode
        exactly, segments inside its uncertain windows must give reports
        (gaps/errors) naming the caller's range, inside that window, and no
@@ -165,13 +168,23 @@ def decode(ptdecode, d, decoder):
     return insns, other
 
 
-def check_decode(cap, loader, rows, caller, ptsynth, ptdecode, work):
+def check_decode(cap, loader, rows, caller, seen, upd, ptsynth, ptdecode, work):
     _, addr, length, _ = caller
     out = os.path.join(work, "walk.ptd")
     shutil.rmtree(out, ignore_errors=True)
+    times = [t for t, _ in seen] + [u1 + 2000 for _, u1, _ in upd]
+    for u0, u1, _ in upd:
+        for r in rows:
+            a, b = max(r["frm"], u0), min(r["to"], u1)
+            if r["kind"] == "uncertain" and a < b:
+                times.append((a + b) // 2)
+    spec = os.path.join(work, "walk.spec")
+    with open(spec, "w") as f:
+        for t in sorted(times):
+            f.write("segment %d %#x 400\n" % (t, addr))
     p = subprocess.run([ptsynth, "walk", "-o", out, "--from", cap, "--text",
                         os.path.join(loader, "text"), "--comm", "ptcap_pokeload",
-                        "--bpf-used", os.path.join(loader, "walk.spec")],
+                        "--bpf-used", spec],
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if p.returncode:
         fail("ptsynth walk: %s" % p.stdout[-500:])
@@ -235,7 +248,7 @@ def main():
     caller, seen, upd = read_oracle(loader)
     rows = check_rows(cap, caller, seen, upd)
     if len(sys.argv) == 6:
-        check_decode(cap, loader, rows, caller, *sys.argv[3:6])
+        check_decode(cap, loader, rows, caller, seen, upd, *sys.argv[3:6])
 
 
 if __name__ == "__main__":

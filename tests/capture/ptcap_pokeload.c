@@ -15,11 +15,12 @@
  *   caller <prog_id> <0xaddr> <len> <tag>
  *   seen <time> <hash>              the loader read these bytes at time
  *   update <t_before> <t_after> <what>   the update syscall's window
- * OUTDIR/text/: a text store with the version the loader knows was in place
- * between its updates (after one update returned, before the next began).
- * OUTDIR/walk.spec: `segment TIME ADDR MAX` lines for `ptsynth walk`: at
- * each `seen` time, and 2 us after each update returned (inside the window
- * ptcapture cannot know about).
+ * OUTDIR/text/: a text store for `ptsynth walk` with each version from the
+ * end of the update that made it to the end of the next update: the loader
+ * knows those bytes were there between its updates; during an update it
+ * does not, and a walk there runs through the old bytes (whichever bytes
+ * ran then, a decoder cannot know them: where ptcapture's store says
+ * `uncertain`, it must give a gap).
  *
  * Usage: ptcap_pokeload OUTDIR   (exit 77: BPF not permitted)
  */
@@ -153,7 +154,7 @@ int main(int argc, char **argv)
 	uint64_t from[NVER], to[NVER];
 	struct textstore_writer *tw;
 	char path[4096];
-	FILE *orc, *spec;
+	FILE *orc;
 	int map, t1, t2, caller, key = 0;
 
 	if (argc != 2) {
@@ -164,9 +165,6 @@ int main(int argc, char **argv)
 		die(argv[1]);
 	snprintf(path, sizeof(path), "%s/oracle.tsv", argv[1]);
 	if (!(orc = fopen(path, "w")))
-		die(path);
-	snprintf(path, sizeof(path), "%s/walk.spec", argv[1]);
-	if (!(spec = fopen(path, "w")))
 		die(path);
 	map = bpf_map_create(BPF_MAP_TYPE_PROG_ARRAY, "poke_jt", 4, 4, 1, NULL);
 	if (map < 0)
@@ -185,29 +183,23 @@ int main(int argc, char **argv)
 			fprintf(orc, "caller\t%u\t0x%llx\t%u\t%s\n", ver[0].id,
 				(unsigned long long)ver[0].addr, ver[0].len, ver[0].tag);
 		fprintf(orc, "seen\t%llu\t%s\n", (unsigned long long)now_ns(), ver[v].hash);
-		fprintf(spec, "segment %llu 0x%llx 400\n", (unsigned long long)now_ns(),
-			(unsigned long long)ver[v].addr);
 		sleep_ms(LIVE_MS / 2);
 		if (v + 1 == NVER) {
 			to[v] = now_ns();
 			break;
 		}
-		u0 = to[v] = now_ns();
+		u0 = now_ns();
 		if (v == 0)
 			rc = bpf_map_update_elem(map, &key, &t1, BPF_ANY);
 		else if (v == 1)
 			rc = bpf_map_update_elem(map, &key, &t2, BPF_ANY);
 		else
 			rc = bpf_map_delete_elem(map, &key);
-		u1 = from[v + 1] = now_ns();
+		u1 = from[v + 1] = to[v] = now_ns();
 		if (rc)
 			die("prog array update");
 		fprintf(orc, "update\t%llu\t%llu\t%s\n", (unsigned long long)u0,
 			(unsigned long long)u1, v == 0 ? "set-t1" : v == 1 ? "set-t2" : "delete");
-		/* 2 us after the update: the new bytes are in place, but
-		 * ptcapture has not seen them yet */
-		fprintf(spec, "segment %llu 0x%llx 400\n", (unsigned long long)(u1 + 2000),
-			(unsigned long long)ver[0].addr);
 	}
 	snprintf(path, sizeof(path), "%s/text", argv[1]);
 	if (textstore_writer_open(path, &tw))
@@ -230,7 +222,7 @@ int main(int argc, char **argv)
 		if (textstore_writer_add(tw, &e, ver[v].bytes))
 			die("text store row");
 	}
-	if (textstore_writer_close(tw) || fclose(orc) || fclose(spec))
+	if (textstore_writer_close(tw) || fclose(orc))
 		die("writing");
 	close(caller);
 	close(t1);
