@@ -366,6 +366,8 @@ int main(int argc, char **argv)
 		       "oracle's bytes\n", killed_ok);
 	if (wrong || bad_window || bad_tag || bad_ksym)
 		return 1;
+	free(rings);
+	free(wins);
 	if (killed)
 		return killed_ok > 0 && ksyms > 0 ? 0 : 1;
 	if (lossy)
