@@ -131,7 +131,7 @@ static FILE *create(const char *dir, const char *name, const char *mode)
 
 int main(int argc, char **argv)
 {
-	struct ptcap_opts po = { .kernel = 0, .tsc = 1, .retcomp = 1 };
+	struct ptcap_opts po = { .kernel = 0, .tsc = 1, .retcomp = 1, PTCAP_DEFAULTS };
 	struct ptgen_opts go = { .psb_period = 4096, .retcomp = 1, .long_tnt = 1,
 				 .tsc = 1, .cycles_per_insn = 1, .tsc0 = 0x10000000ull,
 				 .cbr = 32 };

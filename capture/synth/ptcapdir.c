@@ -7,6 +7,9 @@
 #include <unistd.h>
 
 #define CFG_PT (1ull << 0)
+#define CFG_CYC (1ull << 1)
+#define CFG_MTC (1ull << 9)
+#define CFG_MTC_PERIOD_SHIFT 14
 #define CFG_TSC (1ull << 10)
 #define CFG_NORETCOMP (1ull << 11)
 #define CFG_BRANCH (1ull << 13)
@@ -31,11 +34,14 @@ int ptcap_begin(struct perfwrite *pw, const struct ptcap_opts *o)
 	uint64_t id;
 	int rc;
 
+	if (!o->clock_set)
+		return PTD_ERR_INVAL;
 	memset(attr, 0, sizeof(attr));
 	put32(attr, PTCAP_PMU_TYPE);
 	put32(attr + 4, 128);  /* perf 6.1 rejects larger attrs */
 	put64(attr + 8, CFG_PT | CFG_BRANCH | (o->tsc ? CFG_TSC : 0) |
-			(o->retcomp ? 0 : CFG_NORETCOMP));
+			(o->retcomp ? 0 : CFG_NORETCOMP) | (o->cyc ? CFG_CYC : 0) |
+			(o->mtc ? CFG_MTC | (uint64_t)o->mtc_period << CFG_MTC_PERIOD_SHIFT : 0));
 	put64(attr + 16, 1);   /* sample_period */
 	put64(attr + 24, st);
 	put64(attr + 40, 1ull << 0 | excl | 1ull << 6 | 1ull << 12 | 1ull << 18);
@@ -53,20 +59,20 @@ int ptcap_begin(struct perfwrite *pw, const struct ptcap_opts *o)
 	 * context_switch(26) */
 	put64(attr + 40, 1ull << 0 | excl | 1ull << 6 | 1ull << 8 | 1ull << 9 |
 			 1ull << 12 | 1ull << 13 | 1ull << 18 | 1ull << 23 |
-			 1ull << 24 | 1ull << 26);
+			 1ull << 24 | 1ull << 26 | o->sideband_flags);
 	id = PTCAP_DUMMY_ID;
 	rc = perfwrite_add_attr(pw, attr, &id, 1, o->kernel ? "dummy:k" : "dummy:u");
 	if (rc)
 		return rc;
 	/* AUXTRACE_INFO, the layout of tools/perf/util/intel-pt.h */
 	priv[0] = PTCAP_PMU_TYPE;
-	priv[1] = PTCAP_TIME_SHIFT;
-	priv[2] = PTCAP_TIME_MULT;
-	priv[3] = PTCAP_TIME_ZERO;
+	priv[1] = o->time_shift;
+	priv[2] = o->time_mult;
+	priv[3] = o->time_zero;
 	priv[4] = 1;                   /* cap_user_time_zero */
 	priv[5] = CFG_TSC;             /* tsc_bit */
 	priv[6] = CFG_NORETCOMP;       /* noretcomp_bit */
-	priv[7] = 3;                   /* have_sched_switch: context_switch */
+	priv[7] = (uint64_t)o->have_sched_switch; /* 3: context_switch */
 	priv[8] = 0;                   /* snapshot_mode */
 	priv[9] = 1;                   /* per_cpu_mmaps */
 	priv[10] = 1ull << 9;          /* mtc_bit */
@@ -79,8 +85,8 @@ int ptcap_begin(struct perfwrite *pw, const struct ptcap_opts *o)
 	rc = perfwrite_auxtrace_info(pw, 1, priv, 17, NULL, 0);
 	if (rc)
 		return rc;
-	return perfwrite_time_conv(pw, PTCAP_TIME_SHIFT, PTCAP_TIME_MULT,
-				   PTCAP_TIME_ZERO, 0, 0, 1, 0);
+	return perfwrite_time_conv(pw, o->time_shift, o->time_mult, o->time_zero,
+				   0, 0, 1, 0);
 }
 
 int ptcap_piece(struct perfwrite *pw, const void *data, size_t len,

@@ -27,9 +27,21 @@ struct ptcap_opts {
 	int kernel;       /* trace kernel code (intel_pt//k) instead of user */
 	int tsc;          /* TSC packets on */
 	int retcomp;      /* return compression on */
+	int mtc, mtc_period, cyc;   /* MTC (with its period) and CYC on */
+	/* The clock; all zero: the PTCAP_TIME_* defaults.  (ptsynth walk
+	 * uses TSC = perf ns: shift 0, mult 1, zero 0; set clock_set.) */
+	int clock_set;
+	uint64_t time_shift, time_mult, time_zero;
+	uint64_t sideband_flags;    /* extra perf_event_attr flag bits of
+				     * the sideband attr (ksymbol, ...) */
+	int have_sched_switch;      /* AUXTRACE_INFO: 3 = context_switch */
 };
 
-/* perf-clock ns of a simulated TSC value. */
+/* The default clock, for ptsynth record and benchgen. */
+#define PTCAP_DEFAULTS .time_shift = PTCAP_TIME_SHIFT, .time_mult = PTCAP_TIME_MULT, \
+	.time_zero = PTCAP_TIME_ZERO, .clock_set = 1, .have_sched_switch = 3
+
+/* perf-clock ns of a simulated TSC value on the default clock. */
 uint64_t ptcap_perf_time(uint64_t tsc);
 
 /* The attrs (intel_pt, dummy sideband), AUXTRACE_INFO and TIME_CONV. */

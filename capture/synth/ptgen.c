@@ -483,3 +483,75 @@ void ptgen_get_stats(const struct ptgen *g, struct ptgen_stats *s)
 {
 	*s = g->st;
 }
+
+static int is_cond(unsigned id)
+{
+	switch (id) {
+	case X86_INS_JA: case X86_INS_JAE: case X86_INS_JB: case X86_INS_JBE:
+	case X86_INS_JE: case X86_INS_JG: case X86_INS_JGE: case X86_INS_JL:
+	case X86_INS_JLE: case X86_INS_JNE: case X86_INS_JNO: case X86_INS_JNP:
+	case X86_INS_JNS: case X86_INS_JO: case X86_INS_JP: case X86_INS_JS:
+	case X86_INS_JCXZ: case X86_INS_JECXZ: case X86_INS_JRCXZ:
+	case X86_INS_LOOP: case X86_INS_LOOPE: case X86_INS_LOOPNE:
+		return 1;
+	}
+	return 0;
+}
+
+int ptgen_classify(csh cs, uint64_t ip, const uint8_t *code, size_t avail,
+		   struct ptgen_insn *out)
+{
+	const uint8_t *p = code;
+	size_t sz = avail;
+	uint64_t a = ip;
+	cs_insn *ci = cs_malloc(cs);
+	const cs_x86 *x;
+
+	memset(out, 0, sizeof(*out));
+	if (!ci || !cs_disasm_iter(cs, &p, &sz, &a, ci)) {
+		if (ci)
+			cs_free(ci, 1);
+		return -1;
+	}
+	x = &ci->detail->x86;
+	out->len = (uint8_t)ci->size;
+	switch (ci->id) {
+	case X86_INS_JMP:
+	case X86_INS_CALL:
+		if (x->op_count == 1 && x->operands[0].type == X86_OP_IMM) {
+			out->cls = ci->id == X86_INS_JMP ? PTG_JMP_DIRECT : PTG_CALL_DIRECT;
+			out->target = (uint64_t)x->operands[0].imm;
+		} else {
+			out->cls = ci->id == X86_INS_JMP ? PTG_JMP_INDIRECT : PTG_CALL_INDIRECT;
+		}
+		break;
+	case X86_INS_RET:
+		out->cls = PTG_RET;
+		break;
+	case X86_INS_SYSCALL: case X86_INS_SYSENTER: case X86_INS_INT:
+	case X86_INS_INT1: case X86_INS_INT3: case X86_INS_INTO:
+	case X86_INS_LJMP: case X86_INS_LCALL: case X86_INS_RETF:
+	case X86_INS_RETFQ: case X86_INS_IRET: case X86_INS_IRETD:
+	case X86_INS_IRETQ: case X86_INS_UD2: case X86_INS_SYSEXIT:
+	case X86_INS_SYSRET: case X86_INS_HLT:
+		out->cls = PTG_FAR;
+		break;
+	default:
+		if (is_cond(ci->id)) {
+			out->cls = PTG_COND;
+			out->target = (uint64_t)x->operands[0].imm;
+		}
+		break;
+	}
+	/* rep string instructions trap once per iteration under single-step */
+	if (x->prefix[0] == 0xf3 || x->prefix[0] == 0xf2) {
+		switch (x->opcode[0]) {
+		case 0x6c: case 0x6d: case 0x6e: case 0x6f: case 0xa4: case 0xa5:
+		case 0xa6: case 0xa7: case 0xaa: case 0xab: case 0xac: case 0xad:
+		case 0xae: case 0xaf:
+			out->rep_string = 1;
+		}
+	}
+	cs_free(ci, 1);
+	return 0;
+}

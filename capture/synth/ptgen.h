@@ -32,6 +32,13 @@ struct ptgen_insn {
 	uint64_t target;      /* direct branches */
 };
 
+/* Classifies the instruction at ip from its bytes (code, avail bytes) with
+ * a capstone handle opened for x86-64 with detail on.  Returns 0, or -1
+ * when capstone cannot decode it. */
+#include <capstone/capstone.h>
+int ptgen_classify(csh cs, uint64_t ip, const uint8_t *code, size_t avail,
+		   struct ptgen_insn *out);
+
 struct ptgen_opts {
 	uint32_t psb_period;   /* bytes between PSBs */
 	int retcomp;           /* return compression on */

@@ -36,16 +36,17 @@
 #include "jitconv.h"
 #include "perfwrite.h"
 #include "ptdecode.h"
+#include "ptcapdir.h"
 #include "ptgen.h"
 #include "textstore.h"
 #include "walk.h"
 #include "util.h"
 
 #define PAGE 4096ull
-#define PT_PMU_TYPE 8            /* the intel_pt PMU type number we claim */
-#define PT_ID 1000               /* sample id of the intel_pt attr */
-#define DUMMY_ID 1001            /* sample id of the sideband attr */
-#define CPUID_STR "GenuineIntel,6,158,10"  /* Kaby/Coffee Lake */
+#define PT_PMU_TYPE PTCAP_PMU_TYPE
+#define PT_ID PTCAP_PT_ID
+#define DUMMY_ID PTCAP_DUMMY_ID
+#define CPUID_STR PTCAP_CPUID
 #define TIME_SHIFT 10
 #define TIME_MULT 1000           /* ns = tsc * 1000 / 1024 */
 #define TIME_ZERO 1000000000ull
@@ -388,76 +389,10 @@ static size_t read_live(struct synth *s, uint64_t ip, uint8_t code[16])
 	return n > 0 ? (size_t)n : 0;
 }
 
-static int is_cond(unsigned id)
-{
-	switch (id) {
-	case X86_INS_JA: case X86_INS_JAE: case X86_INS_JB: case X86_INS_JBE:
-	case X86_INS_JE: case X86_INS_JG: case X86_INS_JGE: case X86_INS_JL:
-	case X86_INS_JLE: case X86_INS_JNE: case X86_INS_JNO: case X86_INS_JNP:
-	case X86_INS_JNS: case X86_INS_JO: case X86_INS_JP: case X86_INS_JS:
-	case X86_INS_JCXZ: case X86_INS_JECXZ: case X86_INS_JRCXZ:
-	case X86_INS_LOOP: case X86_INS_LOOPE: case X86_INS_LOOPNE:
-		return 1;
-	}
-	return 0;
-}
-
 static int classify(struct synth *s, uint64_t ip, const uint8_t *code,
 		    size_t avail, struct ptgen_insn *out)
 {
-	const uint8_t *p = code;
-	size_t sz = avail;
-	uint64_t a = ip;
-	cs_insn *ci = cs_malloc(s->cs);
-	const cs_x86 *x;
-	int ok;
-
-	memset(out, 0, sizeof(*out));
-	ok = cs_disasm_iter(s->cs, &p, &sz, &a, ci);
-	if (!ok) {
-		cs_free(ci, 1);
-		return -1;
-	}
-	x = &ci->detail->x86;
-	out->len = (uint8_t)ci->size;
-	switch (ci->id) {
-	case X86_INS_JMP:
-	case X86_INS_CALL:
-		if (x->op_count == 1 && x->operands[0].type == X86_OP_IMM) {
-			out->cls = ci->id == X86_INS_JMP ? PTG_JMP_DIRECT : PTG_CALL_DIRECT;
-			out->target = (uint64_t)x->operands[0].imm;
-		} else {
-			out->cls = ci->id == X86_INS_JMP ? PTG_JMP_INDIRECT : PTG_CALL_INDIRECT;
-		}
-		break;
-	case X86_INS_RET:
-		out->cls = PTG_RET;
-		break;
-	case X86_INS_SYSCALL: case X86_INS_SYSENTER: case X86_INS_INT:
-	case X86_INS_INT1: case X86_INS_INT3: case X86_INS_INTO:
-	case X86_INS_LJMP: case X86_INS_LCALL: case X86_INS_RETF:
-	case X86_INS_RETFQ: case X86_INS_IRET: case X86_INS_IRETD:
-	case X86_INS_IRETQ: case X86_INS_UD2: case X86_INS_SYSEXIT:
-	case X86_INS_SYSRET:
-		out->cls = PTG_FAR;
-		break;
-	default:
-		if (is_cond(ci->id)) {
-			out->cls = PTG_COND;
-			out->target = (uint64_t)x->operands[0].imm;
-		}
-		break;
-	}
-	if (x->prefix[0] == 0xf3 || x->prefix[0] == 0xf2) {
-		switch (x->opcode[0]) {
-		case 0x6c: case 0x6d: case 0x6e: case 0x6f: case 0xa4: case 0xa5:
-		case 0xa6: case 0xa7: case 0xaa: case 0xab: case 0xac: case 0xad:
-		case 0xae: case 0xaf:
-			out->rep_string = 1;
-		}
-	}
-	cs_free(ci, 1);
-	return 0;
+	return ptgen_classify(s->cs, ip, code, avail, out);
 }
 
 /* The instruction at ip, decoded from the captured pages (cached). */
@@ -1184,27 +1119,7 @@ static FILE *create_file(const char *dir, const char *name)
 
 static void write_features(struct synth *s, int argc, char **argv)
 {
-	char host[256] = "ptsynth";
-	const char **args = calloc((size_t)argc + 1, sizeof(char *));
-	int i;
-
-	gethostname(host, sizeof(host) - 1);
-	perfwrite_feat_string(s->pw, PW_FEAT_HOSTNAME, host);
-	perfwrite_feat_string(s->pw, PW_FEAT_OSRELEASE, "6.1.0-ptsynth");
-	perfwrite_feat_string(s->pw, PW_FEAT_VERSION, "6.1.ptsynth");
-	perfwrite_feat_string(s->pw, PW_FEAT_ARCH, "x86_64");
-	perfwrite_feat_nrcpus(s->pw, 1, 1);
-	perfwrite_feat_string(s->pw, PW_FEAT_CPUDESC,
-			      "Intel(R) Core(TM) i7-8700 CPU @ 3.20GHz (ptsynth)");
-	perfwrite_feat_string(s->pw, PW_FEAT_CPUID, CPUID_STR);
-	perfwrite_feat_u64(s->pw, PW_FEAT_TOTAL_MEM, 16ull << 20);
-	perfwrite_feat_u64(s->pw, PW_FEAT_CLOCKID, 1);
-	if (args) {
-		for (i = 0; i < argc; i++)
-			args[i] = argv[i];
-		check(s, perfwrite_feat_cmdline(s->pw, argc, args), "cmdline");
-		free(args);
-	}
+	check(s, ptcap_features(s->pw, "6.1.0-ptsynth", argc, argv), "features");
 	for (size_t k = 0; k < s->nmaps; k++)
 		if (s->maps[k].bid_len && (s->maps[k].path[0] == '/' ||
 					   !strcmp(s->maps[k].path, "[vdso]")))
@@ -1321,43 +1236,13 @@ int main(int argc, char **argv)
 	/* perf.data: the intel_pt attr and the sideband (dummy) attr. */
 	snprintf(path, sizeof(path), "%s/perf.data", s->o.out);
 	{
-		uint8_t attr[128] = { 0 };
-		uint32_t v32;
-		uint64_t v64, id, flags;
-		uint64_t st = PW_SAMPLE_IP | PW_SAMPLE_TID | PW_SAMPLE_TIME |
-			      PW_SAMPLE_CPU | PW_SAMPLE_IDENTIFIER;
+		struct ptcap_opts po = { .tsc = s->o.tsc, .retcomp = s->o.retcomp,
+					 .mtc = s->o.mtc, .mtc_period = s->o.mtc_period,
+					 .cyc = s->o.cyc, PTCAP_DEFAULTS };
 
 		if (perfwrite_open(&s->pw, path, s->err, sizeof(s->err)))
 			die("%s", s->err);
-		v32 = PT_PMU_TYPE; memcpy(attr, &v32, 4);
-		v32 = 128; memcpy(attr + 4, &v32, 4);
-		v64 = CFG_PT | CFG_BRANCH | (s->o.tsc ? CFG_TSC : 0) |
-		      (s->o.retcomp ? 0 : CFG_NORETCOMP) |
-		      (s->o.cyc ? CFG_CYC : 0) |
-		      (s->o.mtc ? CFG_MTC | (uint64_t)s->o.mtc_period << CFG_MTC_PERIOD_SHIFT : 0);
-		memcpy(attr + 8, &v64, 8);
-		v64 = 1; memcpy(attr + 16, &v64, 8);          /* sample_period */
-		memcpy(attr + 24, &st, 8);
-		/* flags: disabled(0) exclude_kernel(5) exclude_hv(6)
-		 * enable_on_exec(12) sample_id_all(18) */
-		flags = 1ull << 0 | 1ull << 5 | 1ull << 6 | 1ull << 12 | 1ull << 18;
-		memcpy(attr + 40, &flags, 8);
-		id = PT_ID;
-		check(s, perfwrite_add_attr(s->pw, attr, &id, 1, "intel_pt//u"), "attr");
-		memset(attr, 0, sizeof(attr));
-		v32 = 1; memcpy(attr, &v32, 4);                /* PERF_TYPE_SOFTWARE */
-		v32 = 128; memcpy(attr + 4, &v32, 4);
-		v64 = 9; memcpy(attr + 8, &v64, 8);            /* PERF_COUNT_SW_DUMMY */
-		v64 = 1; memcpy(attr + 16, &v64, 8);
-		memcpy(attr + 24, &st, 8);
-		/* + mmap(8) comm(9) enable_on_exec task(13) mmap2(23)
-		 * comm_exec(24) context_switch(26) */
-		flags = 1ull << 0 | 1ull << 5 | 1ull << 6 | 1ull << 8 | 1ull << 9 |
-			1ull << 12 | 1ull << 13 | 1ull << 18 | 1ull << 23 |
-			1ull << 24 | 1ull << 26;
-		memcpy(attr + 40, &flags, 8);
-		id = DUMMY_ID;
-		check(s, perfwrite_add_attr(s->pw, attr, &id, 1, "dummy:u"), "attr");
+		check(s, ptcap_begin(s->pw, &po), "attrs and AUXTRACE_INFO");
 	}
 	go.psb_period = s->o.psb_period;
 	go.retcomp = s->o.retcomp;
@@ -1371,30 +1256,6 @@ int main(int argc, char **argv)
 	go.cycles_per_insn = s->o.cpi;
 	go.tsc0 = 0x10000000ull;
 	go.cbr = 32;
-	{
-		/* AUXTRACE_INFO (tools/perf/util/intel-pt.h layout). */
-		uint64_t priv[17] = { 0 };
-		priv[0] = PT_PMU_TYPE;
-		priv[1] = TIME_SHIFT;
-		priv[2] = TIME_MULT;
-		priv[3] = TIME_ZERO;
-		priv[4] = 1;                   /* cap_user_time_zero */
-		priv[5] = CFG_TSC;             /* tsc_bit */
-		priv[6] = CFG_NORETCOMP;       /* noretcomp_bit */
-		priv[7] = 3;                   /* have_sched_switch: context_switch */
-		priv[8] = 0;                   /* snapshot_mode */
-		priv[9] = 1;                   /* per_cpu_mmaps */
-		priv[10] = 1ull << 9;          /* mtc_bit */
-		priv[11] = 0xfull << 14;       /* mtc_freq_bits */
-		priv[12] = 2;                  /* tsc_ctc_ratio_n */
-		priv[13] = 1;                  /* tsc_ctc_ratio_d */
-		priv[14] = 1ull << 1;          /* cyc_bit */
-		priv[15] = 32;                 /* max_non_turbo_ratio */
-		priv[16] = 0;                  /* filter_str_len */
-		check(s, perfwrite_auxtrace_info(s->pw, 1, priv, 17, NULL, 0), "AUXTRACE_INFO");
-		check(s, perfwrite_time_conv(s->pw, TIME_SHIFT, TIME_MULT, TIME_ZERO,
-					     0, 0, 1, 0), "TIME_CONV");
-	}
 	if (ptgen_new(&s->gen, &go, flush_piece, s) < 0)
 		die("cannot set up the packet generator");
 

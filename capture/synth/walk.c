@@ -55,18 +55,15 @@
 #include "perfdata.h"
 #include "perfwrite.h"
 #include "ptdecode.h"
+#include "ptcapdir.h"
 #include "ptgen.h"
 #include "textstore.h"
 #include "util.h"
 
-#define PT_PMU_TYPE 8
-#define PT_ID 1000
-#define DUMMY_ID 1001
-#define CPUID_STR "GenuineIntel,6,158,10"
-#define CFG_PT (1ull << 0)
-#define CFG_TSC (1ull << 10)
-#define CFG_NORETCOMP (1ull << 11)
-#define CFG_BRANCH (1ull << 13)
+#define PT_PMU_TYPE PTCAP_PMU_TYPE
+#define PT_ID PTCAP_PT_ID
+#define DUMMY_ID PTCAP_DUMMY_ID
+#define CPUID_STR PTCAP_CPUID
 /* Where a program "returns to" when it leaves for its kernel caller: any
  * address outside the traced range will do; its value is not checked. */
 #define OUTSIDE_IP 0xffffffff81000000ull
@@ -378,64 +375,14 @@ static void load_thunks(struct walk *w)
 
 /* ---------------- instructions ---------------- */
 
-static int is_cond(unsigned id)
-{
-	switch (id) {
-	case X86_INS_JA: case X86_INS_JAE: case X86_INS_JB: case X86_INS_JBE:
-	case X86_INS_JE: case X86_INS_JG: case X86_INS_JGE: case X86_INS_JL:
-	case X86_INS_JLE: case X86_INS_JNE: case X86_INS_JNO: case X86_INS_JNP:
-	case X86_INS_JNS: case X86_INS_JO: case X86_INS_JP: case X86_INS_JS:
-	case X86_INS_JCXZ: case X86_INS_JECXZ: case X86_INS_JRCXZ:
-	case X86_INS_LOOP: case X86_INS_LOOPE: case X86_INS_LOOPNE:
-		return 1;
-	}
-	return 0;
-}
-
-/* Decodes the instruction at ip from row r. */
 static void classify(struct walk *w, const struct row *r, uint64_t ip,
 		     struct ptgen_insn *out)
 {
-	uint64_t off = ip - r->e.start, a = ip;
+	uint64_t off = ip - r->e.start;
 	size_t avail = r->e.len - off < 16 ? (size_t)(r->e.len - off) : 16;
-	const uint8_t *p = r->bytes + off;
-	cs_insn *ci = cs_malloc(w->cs);
-	const cs_x86 *x;
 
-	memset(out, 0, sizeof(*out));
-	if (!ci || !cs_disasm_iter(w->cs, &p, &avail, &a, ci))
+	if (ptgen_classify(w->cs, ip, r->bytes + off, avail, out))
 		die("cannot decode the instruction at %#" PRIx64 " in %s", ip, r->e.name);
-	x = &ci->detail->x86;
-	out->len = (uint8_t)ci->size;
-	switch (ci->id) {
-	case X86_INS_JMP:
-	case X86_INS_CALL:
-		if (x->op_count == 1 && x->operands[0].type == X86_OP_IMM) {
-			out->cls = ci->id == X86_INS_JMP ? PTG_JMP_DIRECT : PTG_CALL_DIRECT;
-			out->target = (uint64_t)x->operands[0].imm;
-		} else {
-			out->cls = ci->id == X86_INS_JMP ? PTG_JMP_INDIRECT : PTG_CALL_INDIRECT;
-		}
-		break;
-	case X86_INS_RET:
-		out->cls = PTG_RET;
-		break;
-	case X86_INS_SYSCALL: case X86_INS_SYSENTER: case X86_INS_INT:
-	case X86_INS_INT1: case X86_INS_INT3: case X86_INS_INTO:
-	case X86_INS_LJMP: case X86_INS_LCALL: case X86_INS_RETF:
-	case X86_INS_RETFQ: case X86_INS_IRET: case X86_INS_IRETD:
-	case X86_INS_IRETQ: case X86_INS_UD2: case X86_INS_SYSEXIT:
-	case X86_INS_SYSRET: case X86_INS_HLT:
-		out->cls = PTG_FAR;
-		break;
-	default:
-		if (is_cond(ci->id)) {
-			out->cls = PTG_COND;
-			out->target = (uint64_t)x->operands[0].imm;
-		}
-		break;
-	}
-	cs_free(ci, 1);
 }
 
 static int lookup_target(const struct walk *w, uint64_t from, uint64_t *to)
@@ -838,75 +785,28 @@ static int keep_piece(void *ctx, const uint8_t *data, size_t len,
 	return 0;
 }
 
-static void add_attrs(struct perfwrite *pw)
-{
-	uint8_t attr[128] = { 0 };
-	uint32_t v32;
-	uint64_t v64, id, flags;
-	uint64_t st = PW_SAMPLE_IP | PW_SAMPLE_TID | PW_SAMPLE_TIME | PW_SAMPLE_CPU |
-		      PW_SAMPLE_IDENTIFIER;
-
-	v32 = PT_PMU_TYPE; memcpy(attr, &v32, 4);
-	v32 = 128; memcpy(attr + 4, &v32, 4);
-	v64 = CFG_PT | CFG_BRANCH | CFG_TSC;
-	memcpy(attr + 8, &v64, 8);
-	v64 = 1; memcpy(attr + 16, &v64, 8);
-	memcpy(attr + 24, &st, 8);
-	/* kernel tracing: disabled(0) exclude_user(4) exclude_hv(6)
-	 * sample_id_all(18) */
-	flags = 1ull << 0 | 1ull << 4 | 1ull << 6 | 1ull << 18;
-	memcpy(attr + 40, &flags, 8);
-	id = PT_ID;
-	check(perfwrite_add_attr(pw, attr, &id, 1, "intel_pt//k"), "attr");
-	memset(attr, 0, sizeof(attr));
-	v32 = 1; memcpy(attr, &v32, 4);             /* PERF_TYPE_SOFTWARE */
-	v32 = 128; memcpy(attr + 4, &v32, 4);
-	v64 = 9; memcpy(attr + 8, &v64, 8);         /* PERF_COUNT_SW_DUMMY */
-	v64 = 1; memcpy(attr + 16, &v64, 8);
-	memcpy(attr + 24, &st, 8);
-	/* + mmap(8) comm(9) task(13) mmap2(23) comm_exec(24) ksymbol(29)
-	 * bpf_event(30) text_poke(33) */
-	flags = 1ull << 0 | 1ull << 6 | 1ull << 8 | 1ull << 9 | 1ull << 13 |
-		1ull << 18 | 1ull << 23 | 1ull << 24 | 1ull << 29 | 1ull << 30 |
-		1ull << 33;
-	memcpy(attr + 40, &flags, 8);
-	id = DUMMY_ID;
-	check(perfwrite_add_attr(pw, attr, &id, 1, "dummy:k"), "attr");
-}
-
 static void write_perf_data(struct walk *w, int argc, char **argv)
 {
 	char path[4096];
 	struct perfwrite *pw;
-	uint64_t priv[17] = { 0 }, aux_offset = 0;
+	uint64_t aux_offset = 0;
 	size_t i = 0, j = 0;
 	int itrace = 0;
-	const char **args;
 
 	snprintf(path, sizeof(path), "%s/perf.data", w->out);
 	if (perfwrite_open(&pw, path, w->err, sizeof(w->err)))
 		die("%s", w->err);
-	add_attrs(pw);
-	/* AUXTRACE_INFO (tools/perf/util/intel-pt.h layout); TSC = ns. */
-	priv[0] = PT_PMU_TYPE;
-	priv[1] = 0;                   /* time_shift */
-	priv[2] = 1;                   /* time_mult */
-	priv[3] = 0;                   /* time_zero */
-	priv[4] = 1;                   /* cap_user_time_zero */
-	priv[5] = CFG_TSC;
-	priv[6] = CFG_NORETCOMP;
-	priv[7] = 0;                   /* have_sched_switch */
-	priv[8] = 0;
-	priv[9] = 1;                   /* per_cpu_mmaps */
-	priv[10] = 1ull << 9;
-	priv[11] = 0xfull << 14;
-	priv[12] = 2;
-	priv[13] = 1;
-	priv[14] = 1ull << 1;
-	priv[15] = 32;
-	priv[16] = 0;
-	check(perfwrite_auxtrace_info(pw, 1, priv, 17, NULL, 0), "AUXTRACE_INFO");
-	check(perfwrite_time_conv(pw, 0, 1, 0, 0, 0, 1, 0), "TIME_CONV");
+	{
+		/* kernel tracing, TSC = perf ns; the sideband attr also asks
+		 * for ksymbol(29), bpf_event(30), text_poke(33) */
+		struct ptcap_opts po = { .kernel = 1, .tsc = 1, .retcomp = 1,
+					 .clock_set = 1, .time_shift = 0,
+					 .time_mult = 1, .time_zero = 0,
+					 .sideband_flags = 1ull << 29 | 1ull << 30 |
+							   1ull << 33 };
+
+		check(ptcap_begin(pw, &po), "attrs and AUXTRACE_INFO");
+	}
 	/* Sideband and trace pieces in time order. */
 	while (i < w->nsb || j < w->npieces) {
 		int take_sb = j >= w->npieces ||
@@ -936,23 +836,7 @@ static void write_perf_data(struct walk *w, int argc, char **argv)
 		aux_offset += (w->pieces[j].len + 7) & ~(size_t)7;
 		j++;
 	}
-	perfwrite_feat_string(pw, PW_FEAT_HOSTNAME, "ptsynth");
-	perfwrite_feat_string(pw, PW_FEAT_OSRELEASE, "6.18.0-ptsynth-walk");
-	perfwrite_feat_string(pw, PW_FEAT_VERSION, "6.1.ptsynth");
-	perfwrite_feat_string(pw, PW_FEAT_ARCH, "x86_64");
-	perfwrite_feat_nrcpus(pw, 1, 1);
-	perfwrite_feat_string(pw, PW_FEAT_CPUDESC,
-			      "Intel(R) Core(TM) i7-8700 CPU @ 3.20GHz (ptsynth)");
-	perfwrite_feat_string(pw, PW_FEAT_CPUID, CPUID_STR);
-	perfwrite_feat_u64(pw, PW_FEAT_TOTAL_MEM, 16ull << 20);
-	perfwrite_feat_u64(pw, PW_FEAT_CLOCKID, 1);
-	args = calloc((size_t)argc + 1, sizeof(char *));
-	if (!args)
-		die("out of memory");
-	for (int k = 0; k < argc; k++)
-		args[k] = argv[k];
-	check(perfwrite_feat_cmdline(pw, argc, args), "cmdline");
-	free(args);
+	check(ptcap_features(pw, "6.18.0-ptsynth-walk", argc, argv), "features");
 	if (perfwrite_close(pw, w->err, sizeof(w->err)))
 		die("%s", w->err);
 }
