@@ -338,7 +338,8 @@ static int parse_tsv(struct dyntext *dt, char *buf, const char *path,
 			return tsv_fail(err, errlen, path, lno,
 					"a line record's address is outside the program's images");
 	}
-	sort(dt->lines + p.line0, p.nline, sizeof(*dt->lines), cmp_line);
+	if (p.nline)
+		sort(dt->lines + p.line0, p.nline, sizeof(*dt->lines), cmp_line);
 	for (size_t i = 0; i < dt->nprogs; i++)
 		if (dt->progs[i].id == p.id)
 			return tsv_fail(err, errlen, path, lno, "program id loaded twice");
@@ -905,8 +906,10 @@ static int rec_debug(struct jctx *c, const uint8_t *r, uint32_t size,
 		l->file = prev_file = file;
 		pos = (uint64_t)(nul + 1 - r);
 	}
-	sort(c->dt->lines + line0, c->dt->nlines - line0, sizeof(*c->dt->lines),
-	      cmp_line);
+	/* (no entries: the array may still be NULL, and NULL + 0 is UB) */
+	if (c->dt->nlines > line0)
+		sort(c->dt->lines + line0, c->dt->nlines - line0, sizeof(*c->dt->lines),
+		     cmp_line);
 	c->dbg_pending = 1;
 	c->dbg_addr = util_le64(r + 16);
 	c->dbg_line0 = line0;
