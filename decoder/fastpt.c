@@ -322,6 +322,7 @@ struct walk {
 
 	struct pt_packet peek;    /* lookahead packet */
 	int have_peek;            /* 1 packet, 0 none read, -1 end/error */
+	uint32_t free_insns;      /* instructions since trace was last needed */
 };
 
 #ifdef FASTPT_DEBUG
@@ -1139,6 +1140,15 @@ have_block:
 		}
 		if (emit(k, b, b->ninsn))
 			return WALK_FAIL;
+		/* a never-ending loop (libipt's path reports it) */
+		if (b->kind == FB_FALL || b->kind == FB_JUMP ||
+		    b->kind == FB_CALL || b->kind == FB_CALL_NEXT) {
+			k->free_insns += b->ninsn;
+			if (k->free_insns >= INTELPT_NELOOP_INSNS)
+				return WALK_FAIL;
+		} else {
+			k->free_insns = 0;
+		}
 		switch (b->kind) {
 		case FB_FALL:
 			k->ip = b->target;

@@ -35,6 +35,8 @@ struct ipt_backend {
 	uint64_t tsc;
 	uint64_t next_switch;         /* re-ask the sideband at this time */
 	uint64_t last_ip;             /* last instruction decoded */
+	uint64_t loop_off;            /* trace offset of the last instruction */
+	uint32_t loop_insns;          /* instructions since that offset moved */
 	uint32_t last_image;          /* version of the last code read */
 
 	/* memory-read failure details, for the error or gap event */
@@ -449,6 +451,34 @@ uint8_t intelpt_map_mode(int m)
 	       m == ptem_16bit ? PTD_MODE_16 : PTD_MODE_UNKNOWN;
 }
 
+/* Whether the decoder has run INTELPT_NELOOP_INSNS instructions without
+ * reading trace; if so reports it and resyncs at the next PSB. */
+static int never_ending(struct ipt_backend *b, uint64_t ip)
+{
+	uint64_t off = 0;
+	struct ptd_event *ev;
+
+	pt_insn_get_offset(b->dec, &off);
+	if (off != b->loop_off) {
+		b->loop_off = off;
+		b->loop_insns = 0;
+		return 0;
+	}
+	if (++b->loop_insns < INTELPT_NELOOP_INSNS)
+		return 0;
+	b->loop_insns = 0;
+	b->state = Q_SYNC;
+	ev = push(b, PTD_EV_ERROR);
+	if (ev) {
+		ev->error = PTD_ERR_DECODE;
+		ev->ip = ip;
+		snprintf(msgbuf(b, ev), 640, "never-ending loop: %u instructions "
+			 "at %#" PRIx64 " without trace; the image does not match "
+			 "the trace", INTELPT_NELOOP_INSNS, ip);
+	}
+	return 1;
+}
+
 /* Advances the decoder by one step, queueing zero or more events. */
 static int step(struct ipt_backend *b)
 {
@@ -515,6 +545,8 @@ static int step(struct ipt_backend *b)
 		return 0;
 	}
 	b->status = rc;
+	if (never_ending(b, insn.ip))
+		return 0;
 	{
 		struct ptd_event *ev = push(b, PTD_EV_INSN);
 

@@ -18,6 +18,13 @@
 struct imgstore;
 struct sideband;
 
+/* Instructions decoded without consuming any trace (only unconditional
+ * direct branches) after which the flow is taken to be a never-ending loop:
+ * the image does not match the trace.  Real code reaches a conditional or
+ * indirect branch long before; the limit keeps corrupt input from looping
+ * or buffering without bound. */
+#define INTELPT_NELOOP_INSNS (1u << 20)
+
 /* perf's intel_pt AUXTRACE_INFO private area (tools/perf/util/intel-pt.h). */
 enum {
 	INTELPT_INFO_PMU_TYPE,

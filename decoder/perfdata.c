@@ -1378,9 +1378,10 @@ static const char *body_str(const struct perfdata_record *rec, size_t off)
 	return s;
 }
 
+/* The fixed fields must fit in the body before the sample_id trailer. */
 static int too_short(const struct perfdata_record *rec, size_t need)
 {
-	return rec->size < 8 || (size_t)rec->size - 8 < need;
+	return rec->size < 8 || body_len(rec) < need;
 }
 
 int perfdata_parse_mmap(const struct perfdata_record *rec,
