@@ -64,6 +64,7 @@ struct cs_elem {
 	uint16_t type;           /* ocsd_gen_trc_elem_t or CS_EL_ERROR */
 	uint8_t isa, last_type, last_sub, cond, trace_id;
 	uint8_t ctx_valid, vmid_valid, ret_addr, on_reason;
+	uint8_t guard;           /* CS_EL_ERROR from the mispredict guard */
 	uint32_t num_i, ex_num, ctxid, vmid;
 	int32_t pid;
 	uint64_t st, en, index, ts, time;
@@ -113,6 +114,15 @@ struct cs_backend {
 	int have_ctx;
 	uint32_t ctxid, vmid;
 	uint64_t tsc;
+
+	/* the mispredict guard (see guard_packet), per trace ID */
+	struct cs_guard {
+		struct cs_backend *cb;
+		uint8_t trace_id, nospec;
+		uint8_t addr_front;  /* an address element may be newer than
+				      * the newest atom */
+		uint8_t addr_behind; /* one may be older (and uncommitted) */
+	} guard[128];
 
 	char **warn;
 	size_t nwarn, warncap;
@@ -418,6 +428,80 @@ static int create_decoder(dcd_tree_handle_t tree, const struct cs_source *s,
 	return 0;
 }
 
+static void push_error(struct cs_backend *cb, uint64_t index);
+
+/* OpenCSD 1.3.3 (Debian 12) crashes on some ETMv4/ETE streams: when a
+ * mispredict finds an address element newer than the atom it applies to,
+ * TrcPktDecodeEtmV4I::mispredictAtom erases that element from its P0 stack
+ * and goes on with an invalidated iterator (SEGV; found by fuzzing, inputs
+ * in tests/fuzz/regress/coresight/opencsd-*).  The packet monitor sees each
+ * packet before the decoder does, so a mispredict that could find such an
+ * element is turned into a Discard packet here: the decoder drops its
+ * speculative state and resynchronises, and the stream gets an error that
+ * says why (ETMv4 only: see make_tree).  The test is conservative (any address packet since the newest
+ * atom; after a cancel, any older one that may be uncommitted); cores that
+ * do not trace speculatively (TRCIDR8.MAXSPEC = 0) emit no mispredicts. */
+static void guard_packet(const void *ctx, const ocsd_datapath_op_t op,
+			 const ocsd_trc_index_t index_sop, const void *pkt_in,
+			 const uint32_t size, const uint8_t *data)
+{
+	struct cs_guard *g = (struct cs_guard *)ctx;
+	/* the decoder reads this same packet object next */
+	ocsd_etmv4_i_pkt *pkt = (ocsd_etmv4_i_pkt *)pkt_in;
+	int mispredict = 0;
+
+	(void)size, (void)data;
+	if (op != OCSD_OP_DATA || !pkt)
+		return;
+	switch ((int)pkt->type) {
+	case ETM4_PKT_I_ADDR_MATCH:
+	case ETM4_PKT_I_ADDR_CTXT_L_32IS0: case ETM4_PKT_I_ADDR_CTXT_L_32IS1:
+	case ETM4_PKT_I_ADDR_CTXT_L_64IS0: case ETM4_PKT_I_ADDR_CTXT_L_64IS1:
+	case ETM4_PKT_I_ADDR_L_32IS0: case ETM4_PKT_I_ADDR_L_32IS1:
+	case ETM4_PKT_I_ADDR_L_64IS0: case ETM4_PKT_I_ADDR_L_64IS1:
+	case ETM4_PKT_I_ADDR_S_IS0: case ETM4_PKT_I_ADDR_S_IS1:
+		g->addr_front = 1;
+		break;
+	case ETM4_PKT_I_ATOM_F1: case ETM4_PKT_I_ATOM_F2:
+	case ETM4_PKT_I_ATOM_F3: case ETM4_PKT_I_ATOM_F4:
+	case ETM4_PKT_I_ATOM_F5: case ETM4_PKT_I_ATOM_F6:
+		/* without speculation the atom commits at once, and with
+		 * it everything older */
+		g->addr_behind = g->nospec ? 0 : (g->addr_behind | g->addr_front);
+		g->addr_front = 0;
+		break;
+	case ETM4_PKT_I_CANCEL_F1:
+		g->addr_front |= g->addr_behind;
+		break;
+	case ETM4_PKT_I_MISPREDICT:
+		mispredict = 1;
+		break;
+	case ETM4_PKT_I_CANCEL_F1_MISPRED:
+	case ETM4_PKT_I_CANCEL_F2:
+	case ETM4_PKT_I_CANCEL_F3:
+		g->addr_front |= g->addr_behind;
+		mispredict = 1;
+		break;
+	case ETM4_PKT_I_DISCARD:
+	case ETM4_PKT_I_OVERFLOW:
+		g->addr_front = g->addr_behind = 0;
+		break;
+	default:
+		break;
+	}
+	if (mispredict && (g->addr_front || g->addr_behind)) {
+		struct cs_backend *cb = g->cb;
+
+		pkt->type = ETM4_PKT_I_DISCARD;
+		g->addr_front = g->addr_behind = 0;
+		push_error(cb, index_sop);
+		if (cb->el_n) {
+			cb->el[cb->el_n - 1].trace_id = g->trace_id;
+			cb->el[cb->el_n - 1].guard = 1;
+		}
+	}
+}
+
 static dcd_tree_handle_t make_tree(struct cs_backend *cb, const struct csq *q,
 				   char *err, size_t errlen)
 {
@@ -429,9 +513,28 @@ static dcd_tree_handle_t make_tree(struct cs_backend *cb, const struct csq *q,
 		util_errf(err, errlen, "OpenCSD could not create a decode tree");
 		return NULL;
 	}
-	for (size_t i = 0; i < q->nsrcs; i++)
-		if (create_decoder(t, &q->srcs[i], err, errlen))
+	for (size_t i = 0; i < q->nsrcs; i++) {
+		const struct cs_source *src = &q->srcs[i];
+		struct cs_guard *g = &cb->guard[src->trace_id & 0x7f];
+
+		if (create_decoder(t, src, err, errlen))
 			goto fail;
+		/* OpenCSD 1.3.3's C API attaches packet monitors to ETMv4
+		 * decoders only, not to ETE ones: ETE goes unguarded */
+		if (src->proto != CS_PROTO_ETMV4)
+			continue;
+		memset(g, 0, sizeof(*g));
+		g->cb = cb;
+		g->trace_id = src->trace_id & 0x7f;
+		g->nospec = src->trcidr8 == 0;
+		if (ocsd_dt_attach_packet_callback(t, g->trace_id,
+						   OCSD_C_API_CB_PKT_MON,
+						   (void *)guard_packet, g) != OCSD_OK) {
+			util_errf(err, errlen, "OpenCSD could not attach a packet "
+				  "monitor to trace ID %#x", g->trace_id);
+			goto fail;
+		}
+	}
 	if (ocsd_dt_set_gen_elem_outfn(t, push_elem, cb) != OCSD_OK ||
 	    ocsd_dt_add_callback_trcid_mem_acc(t, 0, ~(ocsd_vaddr_t)0,
 					       OCSD_MEM_SPACE_ANY, read_mem,
@@ -732,6 +835,15 @@ static int elem_event(struct cs_backend *cb, const struct cs_elem *e,
 		ev_init(cb, ev, e, PTD_EV_ERROR);
 		ev->error = PTD_ERR_DECODE;
 		ev->flags |= PTD_EVF_IP_SUPPRESSED;
+		if (e->guard) {
+			snprintf(cb->msg, sizeof(cb->msg), "trace ID %#x: a "
+				 "mispredict that OpenCSD 1.3.3 cannot decode "
+				 "safely (an address element newer than its "
+				 "atom); speculative state dropped, decoding "
+				 "resumes at the next sync", e->trace_id);
+			ev->msg = cb->msg;
+			return 1;
+		}
 		ocsd_get_last_err(&idx, &chan, m, sizeof(m));
 		m[strcspn(m, "\n")] = 0;
 		snprintf(cb->msg, sizeof(cb->msg), "OpenCSD: %s", m[0] ? m :

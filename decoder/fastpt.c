@@ -419,13 +419,11 @@ static uint64_t decompress(struct walk *k, const struct pt_packet_ip *pip,
 /* Reads the next packet that matters for the flow into k->peek, handling
  * timing and paging packets on the way.  Returns 1 with a packet, 0 at the
  * end of the segment, WALK_FAIL on anything unusual. */
-static int peek_packet(struct walk *k)
+static __attribute__((noinline)) int fetch_packet(struct walk *k)
 {
 	for (;;) {
 		int rc;
 
-		if (k->have_peek)
-			return k->have_peek > 0 ? 1 : 0;
 		/* the decoder's buffer ends where the segment does */
 		rc = pt_pkt_next(k->pkt, &k->peek, sizeof(k->peek));
 		if (rc == -pte_eos) {
@@ -471,6 +469,15 @@ static int peek_packet(struct walk *k)
 			return WALK_FAIL;
 		}
 	}
+}
+
+/* The lookahead packet is usually there already: that check stays inline
+ * on the hot path, the library call does not. */
+static inline int peek_packet(struct walk *k)
+{
+	if (k->have_peek)
+		return k->have_peek > 0 ? 1 : 0;
+	return fetch_packet(k);
 }
 
 static void consume(struct walk *k)
@@ -1339,20 +1346,25 @@ static void queue_pieces(const struct fqueue *fq, const struct intelpt_piece **p
 }
 
 /* The bytes of [start, end): a pointer into one piece, or a copy when the
- * range straddles pieces. */
-static int seg_bytes(const struct intelpt_piece *pc, size_t n, struct segment *s)
+ * range straddles pieces.  Pieces are in offset order and segments are
+ * asked for in order, so *first (the first piece that can still hold a
+ * segment) only moves forward: linear in pieces + segments. */
+static int seg_bytes(const struct intelpt_piece *pc, size_t n, size_t *first,
+		     struct segment *s)
 {
 	uint64_t len = s->end - s->start, done = 0;
 
-	for (size_t i = 0; i < n; i++)
-		if (s->start >= pc[i].offset && s->end <= pc[i].offset + pc[i].size) {
+	while (*first < n && pc[*first].offset + pc[*first].size <= s->start)
+		++*first;
+	for (size_t i = *first; i < n && pc[i].offset <= s->start; i++)
+		if (s->end <= pc[i].offset + pc[i].size) {
 			s->data = pc[i].data + (s->start - pc[i].offset);
 			return 0;
 		}
 	s->owned = malloc(len ? len : 1);
 	if (!s->owned)
 		return PTD_ERR_NOMEM;
-	for (size_t i = 0; i < n && done < len; i++) {
+	for (size_t i = *first; i < n && done < len; i++) {
 		uint64_t a = pc[i].offset, e = pc[i].offset + pc[i].size;
 		uint64_t from = s->start + done;
 
@@ -1439,12 +1451,12 @@ static int find_segments(struct fast_backend *fb, struct fqueue *fq)
 			lo = pc[i].data + pc[i].size;
 		}
 	}
-	for (size_t i = 0; i < fq->nsegs; i++) {
+	for (size_t i = 0, first = 0; i < fq->nsegs; i++) {
 		struct segment *sg = &fq->segs[i];
 		int rc;
 
 		sg->end = i + 1 < fq->nsegs ? fq->segs[i + 1].start : fq->q.size;
-		rc = seg_bytes(pc, npc, sg);
+		rc = seg_bytes(pc, npc, &first, sg);
 		if (rc)
 			return rc;
 	}

@@ -9,6 +9,8 @@
  * frames (ETR/ETB sink), clear = one source's raw stream (TRBE, CPU 0);
  * bit 1 set = the rest is split into two AUX chunks at its middle (the
  * decoder is reset between chunks).  Decoding is bounded by an event count.
+ * With PTD_FUZZ_EXPECT_ERROR=TEXT set, every input must produce an error
+ * event whose message contains TEXT (regression tests of workarounds).
  */
 #include "coresight.h"
 #include "cs_code.h"
@@ -62,6 +64,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct imgstore *st;
 	struct backend *be;
 	char err[512];
+	const char *expect = getenv("PTD_FUZZ_EXPECT_ERROR");
+	int seen = 0;
 
 	if (!init) {
 		cs_code_fill(code);
@@ -94,9 +98,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (be->next(be, &ev) < 0)
 				break;
 			fz_touch_str(ev.msg);
+			if (expect && ev.kind == PTD_EV_ERROR && ev.msg &&
+			    strstr(ev.msg, expect))
+				seen = 1;
 		}
 		fz_touch_str(be->errmsg(be));
 		be->destroy(be);
+	}
+	/* regression tests: this input must give an error saying so */
+	if (expect && !seen) {
+		fprintf(stderr, "no error event containing \"%s\"\n", expect);
+		abort();
 	}
 	imgstore_free(st);
 	return 0;
