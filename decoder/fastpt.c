@@ -66,7 +66,31 @@ struct arena_chunk {
 
 #define TCACHE_BITS 10
 
+/* A run memo: from block `start` with last_ip, the trace bytes `bytes`
+ * (whole packets, ending with the TIP of an indirect jump) were walked to
+ * the records rec[] and left the walk at block `next` with last_ip_out.
+ * The same bytes from the same state walk the same way, so a match is
+ * replayed without decoding its packets again: loops through indirect
+ * branches are otherwise bound by one libipt packet call per TNT and TIP.
+ * Runs with calls or returns (return-stack state), events, time or mode
+ * packets are never stored. */
+#define MEMO_BITS 11
+#define MEMO_BYTES 16
+#define MEMO_RECS 8
+#define MEMO_MIN 4           /* the hash key is the first 4 bytes */
+
+struct memo {
+	const struct fblock *start, *next;
+	uint64_t last_ip_in, last_ip_out;
+	uint64_t epoch;           /* every block checked valid in this epoch */
+	uint32_t ninsn;
+	uint8_t len, nrec;
+	uint8_t bytes[MEMO_BYTES];
+	struct { struct fblock *b; uint32_t ninsn; } rec[MEMO_RECS];
+};
+
 struct bcache {
+	struct memo *memo;       /* 1 << MEMO_BITS entries, direct-mapped */
 	struct fblock *table[1u << HASH_BITS];
 	/* targets of indirect branches and returns, direct-mapped: small
 	 * enough to stay in L1, unlike the table */
@@ -107,12 +131,16 @@ static void bcache_clear(struct bcache *c)
 	}
 	memset(c->table, 0, sizeof(c->table));
 	memset(c->tcache, 0, sizeof(c->tcache));
+	if (c->memo)
+		memset(c->memo, 0, sizeof(*c->memo) << MEMO_BITS);
 	c->bytes = 0;
 }
 
 static void bcache_free(struct bcache *c)
 {
 	bcache_clear(c);
+	free(c->memo);
+	c->memo = NULL;
 	for (int i = 0; i < 3; i++)
 		disasm_free(c->dis[i]);
 }
@@ -235,7 +263,7 @@ struct worker {
 	struct bcache cache;
 	struct imgstore *st;
 	struct oracle orc;
-	uint64_t segments, fallbacks, built, hits;
+	uint64_t segments, fallbacks, built, hits, memo_hits;
 };
 
 /* ------------------------------------------------------------------ */
@@ -323,6 +351,18 @@ struct walk {
 	struct pt_packet peek;    /* lookahead packet */
 	int have_peek;            /* 1 packet, 0 none read, -1 end/error */
 	uint32_t free_insns;      /* instructions since trace was last needed */
+
+	/* the packet decoder's position: cached, and after memo replays
+	 * moved here first and given to libipt only when it next decodes */
+	uint64_t off;
+	int off_valid, pkt_stale;
+
+	/* the run being recorded for the memo (see struct memo) */
+	int rec;                  /* recording; cleared by anything impure */
+	int rec_tip;              /* the run ended with an indirect jump */
+	struct fblock *rec_start;
+	uint64_t rec_off, rec_last_ip, rec_epoch;
+	size_t rec_nrecs, rec_nevents;
 };
 
 #ifdef FASTPT_DEBUG
@@ -419,11 +459,28 @@ static uint64_t decompress(struct walk *k, const struct pt_packet_ip *pip,
 /* Reads the next packet that matters for the flow into k->peek, handling
  * timing and paging packets on the way.  Returns 1 with a packet, 0 at the
  * end of the segment, WALK_FAIL on anything unusual. */
+/* The offset of the next packet in the segment. */
+static inline uint64_t pkt_offset(struct walk *k)
+{
+	if (!k->off_valid) {
+		k->off = 0;
+		pt_pkt_get_offset(k->pkt, &k->off);
+		k->off_valid = 1;
+	}
+	return k->off;
+}
+
 static __attribute__((noinline)) int fetch_packet(struct walk *k)
 {
+	if (k->pkt_stale) {
+		if (pt_pkt_sync_set(k->pkt, k->off) < 0)
+			return WALK_FAIL;
+		k->pkt_stale = 0;
+	}
 	for (;;) {
 		int rc;
 
+		k->off_valid = 0;
 		/* the decoder's buffer ends where the segment does */
 		rc = pt_pkt_next(k->pkt, &k->peek, sizeof(k->peek));
 		if (rc == -pte_eos) {
@@ -604,7 +661,7 @@ static struct ptd_event *event(struct walk *k, int kind, uint64_t ip)
 		ev->tsc = k->tsc;
 		ev->flags |= PTD_EVF_TIME_VALID;
 	}
-	pt_pkt_get_offset(k->pkt, &off);
+	off = pkt_offset(k);
 	ev->offset = k->seg->start + off;
 	return ev;
 }
@@ -1074,6 +1131,125 @@ static struct fblock *cond_run(struct walk *k, struct fblock *b)
 	return b;
 }
 
+/* ---- run memo (struct memo) ---- */
+
+static inline size_t memo_hash(const struct fblock *b, uint64_t last_ip,
+			       const uint8_t *p)
+{
+	uint32_t w;
+
+	memcpy(&w, p, sizeof(w));
+	return (size_t)((((uintptr_t)b >> 6) ^ (last_ip * 0x9e3779b97f4a7c15ull) ^
+			 ((uint64_t)w * 0xc2b2ae3d27d4eb4full)) >> (64 - MEMO_BITS));
+}
+
+static void memo_begin(struct walk *k, struct fblock *start)
+{
+	struct bcache *c = &k->w->cache;
+
+	if (!c->memo && !(c->memo = calloc((size_t)1 << MEMO_BITS, sizeof(*c->memo))))
+		return;
+	k->rec = 1;
+	k->rec_tip = 0;
+	k->rec_start = start;
+	k->rec_off = pkt_offset(k);
+	k->rec_last_ip = k->last_ip;
+	k->rec_epoch = *k->epoch;
+	k->rec_nrecs = k->seg->nrecs;
+	k->rec_nevents = k->seg->nevents;
+}
+
+/* The run recorded since memo_begin ends here, at block next. */
+static void memo_store(struct walk *k, struct fblock *next)
+{
+	const struct segment *s = k->seg;
+	size_t nrec = s->nrecs - k->rec_nrecs;
+	uint64_t len = pkt_offset(k) - k->rec_off;
+	struct memo *e;
+
+	k->rec = 0;
+	if (!k->rec_tip || *k->epoch != k->rec_epoch || s->nevents != k->rec_nevents ||
+	    !nrec || nrec > MEMO_RECS || len < MEMO_MIN || len > MEMO_BYTES ||
+	    k->free_insns)
+		return;
+	e = &k->w->cache.memo[memo_hash(k->rec_start, k->rec_last_ip,
+					s->data + k->rec_off)];
+	e->start = k->rec_start;
+	e->next = next;
+	e->last_ip_in = k->rec_last_ip;
+	e->last_ip_out = k->last_ip;
+	e->epoch = *k->epoch;
+	e->len = (uint8_t)len;
+	e->nrec = (uint8_t)nrec;
+	e->ninsn = 0;
+	memcpy(e->bytes, s->data + k->rec_off, len);
+	for (size_t i = 0; i < nrec; i++) {
+		const struct ptd_block *r = &s->recs[k->rec_nrecs + i];
+
+		e->rec[i].b = (struct fblock *)r->priv;
+		e->rec[i].ninsn = r->ninsn;
+		e->ninsn += r->ninsn;
+	}
+}
+
+/* Replays a stored run that starts at *nb with the coming trace bytes.
+ * Returns 1 with the walk moved past it (*nb is its last block's
+ * successor), 0 to walk normally. */
+static int memo_replay(struct walk *k, struct fblock **nb)
+{
+	struct segment *s = k->seg;
+	const struct memo *e;
+	struct memo *m = k->w->cache.memo;
+	uint64_t off, avail;
+	const uint8_t *p;
+
+	if (!m)
+		return 0;
+	off = pkt_offset(k);
+	avail = s->end - s->start - off;
+	if (off > s->end - s->start || avail < MEMO_MIN)
+		return 0;
+	p = s->data + off;
+	e = &m[memo_hash(*nb, k->last_ip, p)];
+	if (e->start != *nb || e->last_ip_in != k->last_ip || e->len > avail)
+		return 0;
+	for (unsigned i = MEMO_MIN; i < e->len; i++)  /* the first 4: below */
+		if (e->bytes[i] != p[i])
+			return 0;
+	if (memcmp(e->bytes, p, MEMO_MIN))
+		return 0;
+	if (e->epoch != *k->epoch) {
+		/* valid blocks then; check them again for now */
+		for (unsigned i = 0; i < e->nrec; i++)
+			if (!block_valid(e->rec[i].b, k))
+				return 0;
+		if (!block_valid((struct fblock *)e->next, k))
+			return 0;
+		((struct memo *)e)->epoch = *k->epoch;
+	}
+	if (k->free_insns + e->ninsn >= INTELPT_NELOOP_INSNS)
+		return 0;
+	while (s->nrecs + e->nrec > s->rcap)
+		if (grow_recs(s))
+			return 0;
+	k->off = off + e->len;
+	k->pkt_stale = 1;
+	for (unsigned i = 0; i < e->nrec; i++) {
+		struct ptd_block *r = &s->recs[s->nrecs++];
+
+		r->priv = e->rec[i].b;
+		r->ninsn = e->rec[i].ninsn;
+		r->ctx = k->ctx;
+	}
+	s->ninsn += e->ninsn;
+	k->free_insns = 0;
+	k->last_ip = e->last_ip_out;
+	*nb = (struct fblock *)e->next;
+	k->ip = (*nb)->ip;
+	k->w->memo_hits++;
+	return 1;
+}
+
 /* Walks the segment.  Returns WALK_DONE or WALK_FAIL. */
 static int walk_segment(struct walk *k)
 {
@@ -1091,6 +1267,16 @@ static int walk_segment(struct walk *k)
 	for (struct fblock *nb = NULL;;) {
 		struct fblock *b;
 
+		/* between packets with the next block known, after an
+		 * indirect jump or anything that stopped the recording: a run
+		 * boundary */
+		if (nb && !k->ntnt && !k->have_peek && (!k->rec || k->rec_tip)) {
+			if (k->rec)
+				memo_store(k, nb);
+			if (!k->ctx_dirty && memo_replay(k, &nb))
+				continue;
+			memo_begin(k, nb);
+		}
 		if (!k->ntnt) {
 			rc = peek_packet(k);
 			if (rc < 0)
@@ -1164,8 +1350,10 @@ have_block:
 		case FB_JUMP:
 		case FB_CALL_NEXT:
 		case FB_CALL:
-			if (b->kind == FB_CALL)
+			if (b->kind == FB_CALL) {
 				rs_push(k, b->next_ip);
+				k->rec = 0;
+			}
 			k->ip = b->target;
 			rc = direct_disable(k, b->target);
 			if (rc < 0 || rc == WALK_DONE)
@@ -1181,6 +1369,7 @@ have_block:
 			nb = follow(k, &b->succ[rc]);
 			break;
 		case FB_RET:
+			k->rec = 0;
 			if (!k->ntnt) {
 				rc = peek_packet(k);
 				if (rc <= 0)
@@ -1200,14 +1389,17 @@ have_block:
 			break;
 		case FB_IND_CALL:
 			rs_push(k, b->next_ip);
+			k->rec = 0;
 			/* fall through */
 		case FB_IND_JUMP:
 			if ((rc = tip_target(k, &k->ip)))
 				return rc;
+			k->rec_tip = 1;
 			if (k->enabled)
 				nb = follow_indirect(k, &b->succ[0]);
 			break;
 		case FB_FAR:
+			k->rec = 0;
 			rc = peek_packet(k);
 			if (rc <= 0)
 				return WALK_FAIL;
@@ -1901,6 +2093,7 @@ void fastpt_get_stats(struct backend *base, struct fastpt_stats *st)
 		st->fallback_segments += fb->workers[i].fallbacks;
 		st->blocks_built += fb->workers[i].built;
 		st->block_hits += fb->workers[i].hits;
+		st->memo_hits += fb->workers[i].memo_hits;
 	}
 }
 

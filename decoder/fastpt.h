@@ -29,7 +29,7 @@ struct sideband;
 
 /* Counters for tests and benchmarks. */
 struct fastpt_stats {
-	uint64_t segments, fallback_segments, blocks_built, block_hits;
+	uint64_t segments, fallback_segments, blocks_built, block_hits, memo_hits;
 };
 
 /* Creates the backend; nthreads == 0 means one per online CPU.  Arguments

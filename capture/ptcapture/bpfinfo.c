@@ -56,6 +56,36 @@ static const char *str_at(const struct btf *btf, uint32_t off)
 	return s && *s ? s : "-";
 }
 
+/* A program's BTF, read into a zeroed buffer of ours and parsed by libbpf.
+ * (btf__load_from_kernel_by_id does the same in a buffer the kernel fills
+ * through a pointer inside the bpf() attributes, which valgrind cannot
+ * see: every use of the types then looks uninitialised to memcheck.) */
+static struct btf *load_btf(uint32_t id)
+{
+	struct bpf_btf_info bi;
+	uint32_t len = sizeof(bi), size;
+	struct btf *btf = NULL;
+	void *buf;
+	int fd = bpf_btf_get_fd_by_id(id);
+
+	if (fd < 0)
+		return NULL;
+	memset(&bi, 0, sizeof(bi));
+	if (!bpf_obj_get_info_by_fd(fd, &bi, &len) && bi.btf_size &&
+	    (buf = calloc(1, bi.btf_size))) {
+		size = bi.btf_size;
+		memset(&bi, 0, sizeof(bi));
+		bi.btf = (uintptr_t)buf;
+		bi.btf_size = size;
+		len = sizeof(bi);
+		if (!bpf_obj_get_info_by_fd(fd, &bi, &len) && bi.btf_size <= size)
+			btf = btf__new(buf, bi.btf_size);
+		free(buf);
+	}
+	close(fd);
+	return btf && !libbpf_get_error(btf) ? btf : NULL;
+}
+
 static int write_files(const char *dir, const struct bpf_prog_info *in,
 		       const struct arrays *a, char *err, size_t errlen)
 {
@@ -64,7 +94,7 @@ static int write_files(const char *dir, const struct bpf_prog_info *in,
 	int rc = 0;
 
 	if (in->btf_id) {
-		btf = btf__load_from_kernel_by_id(in->btf_id);
+		btf = load_btf(in->btf_id);
 		if (btf) {
 			uint32_t size;
 			const void *raw = btf__raw_data(btf, &size);

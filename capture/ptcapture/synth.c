@@ -153,6 +153,11 @@ int synth_bpf_progs(const struct synth_kallsyms *ks, uint64_t id,
 
 		if (fd < 0)
 			continue; /* unloaded meanwhile */
+		/* the kernel fills these through pointers valgrind cannot
+		 * follow; zeroed, they are defined either way */
+		memset(addrs, 0, sizeof(addrs));
+		memset(lens, 0, sizeof(lens));
+		memset(tags, 0, sizeof(tags));
 		memset(&info, 0, sizeof(info));
 		info.nr_jited_ksyms = 256;
 		info.jited_ksyms = (uintptr_t)addrs;
