@@ -119,9 +119,12 @@ struct cs_backend {
 	struct cs_guard {
 		struct cs_backend *cb;
 		uint8_t trace_id, nospec;
+		uint32_t max_spec;   /* TRCIDR8.MAXSPEC */
 		uint8_t addr_front;  /* an address element may be newer than
 				      * the newest atom */
 		uint8_t addr_behind; /* one may be older (and uncommitted) */
+		uint8_t addr_wait;   /* an exception or Q element waits for
+				      * its address packet */
 	} guard[128];
 
 	char **warn;
@@ -430,17 +433,25 @@ static int create_decoder(dcd_tree_handle_t tree, const struct cs_source *s,
 
 static void push_error(struct cs_backend *cb, uint64_t index);
 
-/* OpenCSD 1.3.3 (Debian 12) crashes on some ETMv4/ETE streams: when a
- * mispredict finds an address element newer than the atom it applies to,
- * TrcPktDecodeEtmV4I::mispredictAtom erases that element from its P0 stack
- * and goes on with an invalidated iterator (SEGV; found by fuzzing, inputs
- * in tests/fuzz/regress/coresight/opencsd-*).  The packet monitor sees each
- * packet before the decoder does, so a mispredict that could find such an
- * element is turned into a Discard packet here: the decoder drops its
- * speculative state and resynchronises, and the stream gets an error that
- * says why (ETMv4 only: see make_tree).  The test is conservative (any address packet since the newest
- * atom; after a cancel, any older one that may be uncommitted); cores that
- * do not trace speculatively (TRCIDR8.MAXSPEC = 0) emit no mispredicts. */
+/* OpenCSD 1.3.3 (Debian 12) crashes on some ETMv4 streams (found by
+ * fuzzing; inputs in tests/fuzz/regress/coresight/opencsd-*):
+ *  - a mispredict that finds an address element newer than the atom it
+ *    applies to: TrcPktDecodeEtmV4I::mispredictAtom erases the element
+ *    from its P0 stack and goes on with an invalidated iterator;
+ *  - an exception (or a Q element without an address) committed before
+ *    the address packet that must follow it: processException and
+ *    processQElement read the element behind it on an empty stack (a
+ *    trace info packet claiming a speculation depth beyond TRCIDR8's
+ *    maximum makes the next exception commit at once).
+ * The packet monitor sees each packet before the decoder does, so such a
+ * packet is turned into a Discard here: the decoder drops its speculative
+ * state and resynchronises, and the stream gets an error saying why.  The
+ * tests are conservative (any address packet since the newest atom; after
+ * a cancel, any older one that may be uncommitted); valid traces never
+ * commit an exception before its address, and cores that do not trace
+ * speculatively (TRCIDR8.MAXSPEC = 0) emit no mispredicts. */
+enum { GUARD_NONE, GUARD_MISPREDICT, GUARD_NO_ADDR, GUARD_SPEC_DEPTH };
+
 static void guard_packet(const void *ctx, const ocsd_datapath_op_t op,
 			 const ocsd_trc_index_t index_sop, const void *pkt_in,
 			 const uint32_t size, const uint8_t *data)
@@ -448,7 +459,7 @@ static void guard_packet(const void *ctx, const ocsd_datapath_op_t op,
 	struct cs_guard *g = (struct cs_guard *)ctx;
 	/* the decoder reads this same packet object next */
 	ocsd_etmv4_i_pkt *pkt = (ocsd_etmv4_i_pkt *)pkt_in;
-	int mispredict = 0;
+	int mispredict = 0, commits = 0, atom = 0, hazard = GUARD_NONE;
 
 	(void)size, (void)data;
 	if (op != OCSD_OP_DATA || !pkt)
@@ -461,43 +472,73 @@ static void guard_packet(const void *ctx, const ocsd_datapath_op_t op,
 	case ETM4_PKT_I_ADDR_L_64IS0: case ETM4_PKT_I_ADDR_L_64IS1:
 	case ETM4_PKT_I_ADDR_S_IS0: case ETM4_PKT_I_ADDR_S_IS1:
 		g->addr_front = 1;
+		g->addr_wait = 0;
 		break;
 	case ETM4_PKT_I_ATOM_F1: case ETM4_PKT_I_ATOM_F2:
 	case ETM4_PKT_I_ATOM_F3: case ETM4_PKT_I_ATOM_F4:
 	case ETM4_PKT_I_ATOM_F5: case ETM4_PKT_I_ATOM_F6:
-		/* without speculation the atom commits at once, and with
-		 * it everything older */
-		g->addr_behind = g->nospec ? 0 : (g->addr_behind | g->addr_front);
-		g->addr_front = 0;
+		atom = commits = 1;
+		break;
+	case ETM4_PKT_I_EXCEPT:
+		g->addr_wait = 1;
+		break;
+	case ETM4_PKT_I_Q:
+		if (pkt->Q_pkt.addr_present)
+			commits = 1;
+		else
+			g->addr_wait = 1;
+		break;
+	case ETM4_PKT_I_COMMIT:
+	case ETM4_PKT_I_EXCEPT_RTN:
+	case ETM4_PKT_I_FUNC_RET:
+		commits = 1;
 		break;
 	case ETM4_PKT_I_CANCEL_F1:
 		g->addr_front |= g->addr_behind;
 		break;
 	case ETM4_PKT_I_MISPREDICT:
-		mispredict = 1;
+		mispredict = commits = 1;
 		break;
 	case ETM4_PKT_I_CANCEL_F1_MISPRED:
 	case ETM4_PKT_I_CANCEL_F2:
 	case ETM4_PKT_I_CANCEL_F3:
 		g->addr_front |= g->addr_behind;
-		mispredict = 1;
+		mispredict = commits = 1;
 		break;
 	case ETM4_PKT_I_DISCARD:
 	case ETM4_PKT_I_OVERFLOW:
-		g->addr_front = g->addr_behind = 0;
+		g->addr_front = g->addr_behind = g->addr_wait = 0;
+		break;
+	case ETM4_PKT_I_TRACE_INFO:
+		/* a depth beyond the maximum makes every later packet
+		 * commit, an exception before its address too */
+		if (pkt->curr_spec_depth > g->max_spec)
+			hazard = GUARD_SPEC_DEPTH;
 		break;
 	default:
 		break;
 	}
-	if (mispredict && (g->addr_front || g->addr_behind)) {
+	if (hazard)
+		;
+	else if (commits && g->addr_wait)
+		hazard = GUARD_NO_ADDR;
+	else if (mispredict && (g->addr_front || g->addr_behind))
+		hazard = GUARD_MISPREDICT;
+	else if (atom) {
+		/* without speculation the atom commits at once, and with
+		 * it everything older */
+		g->addr_behind = g->nospec ? 0 : (g->addr_behind | g->addr_front);
+		g->addr_front = 0;
+	}
+	if (hazard) {
 		struct cs_backend *cb = g->cb;
 
 		pkt->type = ETM4_PKT_I_DISCARD;
-		g->addr_front = g->addr_behind = 0;
+		g->addr_front = g->addr_behind = g->addr_wait = 0;
 		push_error(cb, index_sop);
 		if (cb->el_n) {
 			cb->el[cb->el_n - 1].trace_id = g->trace_id;
-			cb->el[cb->el_n - 1].guard = 1;
+			cb->el[cb->el_n - 1].guard = (uint8_t)hazard;
 		}
 	}
 }
@@ -527,6 +568,7 @@ static dcd_tree_handle_t make_tree(struct cs_backend *cb, const struct csq *q,
 		g->cb = cb;
 		g->trace_id = src->trace_id & 0x7f;
 		g->nospec = src->trcidr8 == 0;
+		g->max_spec = src->trcidr8;
 		if (ocsd_dt_attach_packet_callback(t, g->trace_id,
 						   OCSD_C_API_CB_PKT_MON,
 						   (void *)guard_packet, g) != OCSD_OK) {
@@ -836,11 +878,17 @@ static int elem_event(struct cs_backend *cb, const struct cs_elem *e,
 		ev->error = PTD_ERR_DECODE;
 		ev->flags |= PTD_EVF_IP_SUPPRESSED;
 		if (e->guard) {
-			snprintf(cb->msg, sizeof(cb->msg), "trace ID %#x: a "
-				 "mispredict that OpenCSD 1.3.3 cannot decode "
-				 "safely (an address element newer than its "
-				 "atom); speculative state dropped, decoding "
-				 "resumes at the next sync", e->trace_id);
+			snprintf(cb->msg, sizeof(cb->msg), "trace ID %#x: %s "
+				 "that OpenCSD 1.3.3 cannot decode safely; "
+				 "speculative state dropped, decoding resumes "
+				 "at the next sync", e->trace_id,
+				 e->guard == GUARD_MISPREDICT ?
+				 "a mispredict after an address element" :
+				 e->guard == GUARD_SPEC_DEPTH ?
+				 "a trace info packet with a speculation depth "
+				 "beyond the maximum" :
+				 "an exception or Q element committed before "
+				 "its address");
 			ev->msg = cb->msg;
 			return 1;
 		}
