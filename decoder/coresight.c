@@ -346,7 +346,7 @@ static uint32_t read_mem(const void *ctx, const ocsd_vaddr_t addr,
 }
 
 static int create_decoder(dcd_tree_handle_t tree, const struct cs_source *s,
-			  char *err, size_t errlen)
+			  unsigned char *csid_out, char *err, size_t errlen)
 {
 	ocsd_etmv3_cfg v3;
 	ocsd_ptm_cfg ptm;
@@ -420,6 +420,7 @@ static int create_decoder(dcd_tree_handle_t tree, const struct cs_source *s,
 	}
 	e = ocsd_dt_create_decoder(tree, name, OCSD_CREATE_FLG_FULL_DECODER,
 				   cfg, &csid);
+	*csid_out = csid;
 	if (e != OCSD_OK) {
 		char m[128];
 
@@ -445,12 +446,15 @@ static void push_error(struct cs_backend *cb, uint64_t index);
  *    maximum makes the next exception commit at once).
  * The packet monitor sees each packet before the decoder does, so such a
  * packet is turned into a Discard here: the decoder drops its speculative
- * state and resynchronises, and the stream gets an error saying why.  The
- * tests are conservative (any address packet since the newest atom; after
- * a cancel, any older one that may be uncommitted); valid traces never
- * commit an exception before its address, and cores that do not trace
- * speculatively (TRCIDR8.MAXSPEC = 0) emit no mispredicts. */
-enum { GUARD_NONE, GUARD_MISPREDICT, GUARD_NO_ADDR, GUARD_SPEC_DEPTH };
+ * state and resynchronises, and the stream gets an error saying why.
+ * A trace unit that does not trace speculatively (TRCIDR8.MAXSPEC = 0, most
+ * cores) emits no commit, cancel or mispredict packets at all, so there
+ * every such packet is discarded; otherwise the tests are conservative
+ * (any address packet since the newest atom; after a cancel, any older one
+ * that may be uncommitted).  Valid traces never commit an exception before
+ * its address. */
+enum { GUARD_NONE, GUARD_MISPREDICT, GUARD_NO_ADDR, GUARD_SPEC_DEPTH,
+       GUARD_NOSPEC };
 
 static void guard_packet(const void *ctx, const ocsd_datapath_op_t op,
 			 const ocsd_trc_index_t index_sop, const void *pkt_in,
@@ -459,7 +463,8 @@ static void guard_packet(const void *ctx, const ocsd_datapath_op_t op,
 	struct cs_guard *g = (struct cs_guard *)ctx;
 	/* the decoder reads this same packet object next */
 	ocsd_etmv4_i_pkt *pkt = (ocsd_etmv4_i_pkt *)pkt_in;
-	int mispredict = 0, commits = 0, atom = 0, hazard = GUARD_NONE;
+	int mispredict = 0, commits = 0, atom = 0, speculative = 0;
+	int hazard = GUARD_NONE;
 
 	(void)size, (void)data;
 	if (op != OCSD_OP_DATA || !pkt)
@@ -489,21 +494,24 @@ static void guard_packet(const void *ctx, const ocsd_datapath_op_t op,
 			g->addr_wait = 1;
 		break;
 	case ETM4_PKT_I_COMMIT:
+		commits = speculative = 1;
+		break;
 	case ETM4_PKT_I_EXCEPT_RTN:
 	case ETM4_PKT_I_FUNC_RET:
 		commits = 1;
 		break;
 	case ETM4_PKT_I_CANCEL_F1:
 		g->addr_front |= g->addr_behind;
+		speculative = 1;
 		break;
 	case ETM4_PKT_I_MISPREDICT:
-		mispredict = commits = 1;
+		mispredict = commits = speculative = 1;
 		break;
 	case ETM4_PKT_I_CANCEL_F1_MISPRED:
 	case ETM4_PKT_I_CANCEL_F2:
 	case ETM4_PKT_I_CANCEL_F3:
 		g->addr_front |= g->addr_behind;
-		mispredict = commits = 1;
+		mispredict = commits = speculative = 1;
 		break;
 	case ETM4_PKT_I_DISCARD:
 	case ETM4_PKT_I_OVERFLOW:
@@ -520,6 +528,8 @@ static void guard_packet(const void *ctx, const ocsd_datapath_op_t op,
 	}
 	if (hazard)
 		;
+	else if (speculative && g->nospec)
+		hazard = GUARD_NOSPEC;
 	else if (commits && g->addr_wait)
 		hazard = GUARD_NO_ADDR;
 	else if (mispredict && (g->addr_front || g->addr_behind))
@@ -556,17 +566,20 @@ static dcd_tree_handle_t make_tree(struct cs_backend *cb, const struct csq *q,
 	}
 	for (size_t i = 0; i < q->nsrcs; i++) {
 		const struct cs_source *src = &q->srcs[i];
-		struct cs_guard *g = &cb->guard[src->trace_id & 0x7f];
+		struct cs_guard *g;
+		unsigned char csid = 0;
 
-		if (create_decoder(t, src, err, errlen))
+		if (create_decoder(t, src, &csid, err, errlen))
 			goto fail;
+		/* the ID OpenCSD decodes this source under */
+		g = &cb->guard[csid & 0x7f];
 		/* OpenCSD 1.3.3's C API attaches packet monitors to ETMv4
 		 * decoders only, not to ETE ones: ETE goes unguarded */
 		if (src->proto != CS_PROTO_ETMV4)
 			continue;
 		memset(g, 0, sizeof(*g));
 		g->cb = cb;
-		g->trace_id = src->trace_id & 0x7f;
+		g->trace_id = csid & 0x7f;
 		g->nospec = src->trcidr8 == 0;
 		g->max_spec = src->trcidr8;
 		if (ocsd_dt_attach_packet_callback(t, g->trace_id,
@@ -887,6 +900,9 @@ static int elem_event(struct cs_backend *cb, const struct cs_elem *e,
 				 e->guard == GUARD_SPEC_DEPTH ?
 				 "a trace info packet with a speculation depth "
 				 "beyond the maximum" :
+				 e->guard == GUARD_NOSPEC ?
+				 "a commit, cancel or mispredict packet from a "
+				 "trace unit without speculation (TRCIDR8 0)" :
 				 "an exception or Q element committed before "
 				 "its address");
 			ev->msg = cb->msg;

@@ -146,4 +146,25 @@ static inline const char *fz_scratch(void)
 	return fz_scratch_dir;
 }
 
+/* Regression tests of workarounds: with PTD_FUZZ_EXPECT_ERROR=TEXT set,
+ * every input must produce an error event whose message contains TEXT.
+ * fz_expect_event for each event, fz_expect_done at the end. */
+static inline void fz_expect_event(int is_error, const char *msg, int *seen)
+{
+	const char *want = getenv("PTD_FUZZ_EXPECT_ERROR");
+
+	if (want && is_error && msg && strstr(msg, want))
+		*seen = 1;
+}
+
+static inline void fz_expect_done(int seen)
+{
+	const char *want = getenv("PTD_FUZZ_EXPECT_ERROR");
+
+	if (want && !seen) {
+		fprintf(stderr, "no error event containing \"%s\"\n", want);
+		abort();
+	}
+}
+
 #endif

@@ -38,7 +38,7 @@ static int good_name(const uint8_t *p, size_t n)
 static void unbundle(const char *dir, const uint8_t *d, size_t n)
 {
 	size_t i = 0;
-	char path[400];
+	char path[700];
 
 	for (size_t k = 0; k < nnames; k++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, names[k]);
@@ -77,6 +77,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct cssnap *snap;
 	struct imgstore *st;
 	struct backend *be;
+	int seen = 0;
 
 	if (!dir[0]) {
 		static uint8_t code[CS_CODE_SIZE];
@@ -127,6 +128,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (be->next(be, &ev) < 0)
 				break;
 			fz_touch_str(ev.msg);
+			fz_expect_event(ev.kind == PTD_EV_ERROR, ev.msg, &seen);
 		}
 		fz_touch_str(be->errmsg(be));
 		for (size_t i = 0; i < coresight_warning_count(be); i++)
@@ -134,5 +136,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		be->destroy(be);
 	}
 	imgstore_free(st);
+	fz_expect_done(seen);
 	return 0;
 }
