@@ -38,7 +38,7 @@ static int good_name(const uint8_t *p, size_t n)
 static void unbundle(const char *dir, const uint8_t *d, size_t n)
 {
 	size_t i = 0;
-	char path[700];
+	char path[1024];
 
 	for (size_t k = 0; k < nnames; k++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, names[k]);
