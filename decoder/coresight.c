@@ -443,7 +443,10 @@ static void push_error(struct cs_backend *cb, uint64_t index);
  *    the address packet that must follow it: processException and
  *    processQElement read the element behind it on an empty stack (a
  *    trace info packet claiming a speculation depth beyond TRCIDR8's
- *    maximum makes the next exception commit at once).
+ *    maximum makes the next exception commit at once);
+ *  - an address in the last page of the address space: the memory access
+ *    cache (TrcMemAccCache) overflows address + length and copies from
+ *    outside its page.
  * The packet monitor sees each packet before the decoder does, so such a
  * packet is turned into a Discard here: the decoder drops its speculative
  * state and resynchronises, and the stream gets an error saying why.
@@ -454,7 +457,11 @@ static void push_error(struct cs_backend *cb, uint64_t index);
  * that may be uncommitted).  Valid traces never commit an exception before
  * its address. */
 enum { GUARD_NONE, GUARD_MISPREDICT, GUARD_NO_ADDR, GUARD_SPEC_DEPTH,
-       GUARD_NOSPEC };
+       GUARD_NOSPEC, GUARD_TOP };
+/* OpenCSD's code cache tests address + length without overflow checks, so
+ * a fetch within the last bytes of the address space "hits" any page and
+ * copies from far outside it: addresses this high are never decoded. */
+#define GUARD_TOP_ADDR (~(ocsd_vaddr_t)0 - 0xfff)
 
 static void guard_packet(const void *ctx, const ocsd_datapath_op_t op,
 			 const ocsd_trc_index_t index_sop, const void *pkt_in,
@@ -478,6 +485,8 @@ static void guard_packet(const void *ctx, const ocsd_datapath_op_t op,
 	case ETM4_PKT_I_ADDR_S_IS0: case ETM4_PKT_I_ADDR_S_IS1:
 		g->addr_front = 1;
 		g->addr_wait = 0;
+		if (pkt->v_addr.val >= GUARD_TOP_ADDR)
+			hazard = GUARD_TOP;
 		break;
 	case ETM4_PKT_I_ATOM_F1: case ETM4_PKT_I_ATOM_F2:
 	case ETM4_PKT_I_ATOM_F3: case ETM4_PKT_I_ATOM_F4:
@@ -492,6 +501,8 @@ static void guard_packet(const void *ctx, const ocsd_datapath_op_t op,
 			commits = 1;
 		else
 			g->addr_wait = 1;
+		if (pkt->Q_pkt.addr_present && pkt->v_addr.val >= GUARD_TOP_ADDR)
+			hazard = GUARD_TOP;
 		break;
 	case ETM4_PKT_I_COMMIT:
 		commits = speculative = 1;
@@ -900,6 +911,9 @@ static int elem_event(struct cs_backend *cb, const struct cs_elem *e,
 				 e->guard == GUARD_SPEC_DEPTH ?
 				 "a trace info packet with a speculation depth "
 				 "beyond the maximum" :
+				 e->guard == GUARD_TOP ?
+				 "an address in the last page of the address "
+				 "space" :
 				 e->guard == GUARD_NOSPEC ?
 				 "a commit, cancel or mispredict packet from a "
 				 "trace unit without speculation (TRCIDR8 0)" :
