@@ -63,6 +63,7 @@ struct arena_chunk {
 };
 
 #define HASH_BITS 16
+#define CACHE_MAX ((size_t)256 << 20)  /* default bytes of blocks per worker */
 
 #define TCACHE_BITS 10
 
@@ -121,24 +122,34 @@ static void *arena_alloc(struct bcache *c, size_t n)
 	return a->data + a->used - n;
 }
 
-static void bcache_clear(struct bcache *c)
+static void free_chunks(struct arena_chunk *a)
 {
-	while (c->chunks) {
-		struct arena_chunk *n = c->chunks->next;
+	while (a) {
+		struct arena_chunk *n = a->next;
 
-		free(c->chunks);
-		c->chunks = n;
+		free(a);
+		a = n;
 	}
+}
+
+/* Empties the cache; its blocks stay allocated, returned to the caller
+ * (records of segments not yet consumed still point at them). */
+static struct arena_chunk *bcache_reset(struct bcache *c)
+{
+	struct arena_chunk *old = c->chunks;
+
+	c->chunks = NULL;
 	memset(c->table, 0, sizeof(c->table));
 	memset(c->tcache, 0, sizeof(c->tcache));
 	if (c->memo)
 		memset(c->memo, 0, sizeof(*c->memo) << MEMO_BITS);
 	c->bytes = 0;
+	return old;
 }
 
 static void bcache_free(struct bcache *c)
 {
-	bcache_clear(c);
+	free_chunks(bcache_reset(c));
 	free(c->memo);
 	c->memo = NULL;
 	for (int i = 0; i < 3; i++)
@@ -186,6 +197,7 @@ struct segment {
 	int state;                 /* 0 queued, 1 running, 2 done (under the
 				    * backend's lock) */
 	int batch_end;             /* last segment of a worker's batch */
+	size_t ord;                /* its index in the output order */
 };
 
 struct fqueue {
@@ -223,13 +235,14 @@ struct fast_backend {
 	size_t spare_cap[SPARE_MAX];
 	int nspare;
 
-	unsigned nthreads;
+	unsigned nthreads;          /* pool threads; the caller decodes too */
 	pthread_t *threads;
 	struct worker *workers;
 	pthread_mutex_t lock;
 	pthread_cond_t cond_done, cond_work;
 	int stop;
 	size_t window;             /* segments in flight ahead of consumer */
+	size_t cache_max;          /* block cache bound per worker, bytes */
 
 	struct fastpt_stats stats;
 	char errmsg[512];
@@ -264,6 +277,10 @@ struct worker {
 	struct imgstore *st;
 	struct oracle orc;
 	uint64_t segments, fallbacks, built, hits, memo_hits;
+	/* blocks of a cache emptied while records of segments up to
+	 * retired_upto (output order) still pointed at them */
+	struct arena_chunk *retired;
+	size_t retired_upto;
 	/* workers sit side by side in an array: keep one's counters off the
 	 * cache line of the next one's epoch (false sharing cost -j2 a
 	 * third of its speed) */
@@ -1713,15 +1730,63 @@ static void run_segment(struct worker *w, struct segment *seg)
 			seg->fallback, (unsigned long)ni);
 	}
 #endif
-	/* keep the cache bounded: drop it when it grows large */
-	if (w->cache.bytes > (256u << 20))
-		bcache_clear(&w->cache);
+	/* keep the cache bounded: empty it when it grows large, freeing its
+	 * blocks once the consumer is past every segment pointing at them
+	 * (this one included) */
+	if (w->retired && __atomic_load_n(&w->fb->out_seg, __ATOMIC_ACQUIRE) > w->retired_upto) {
+		free_chunks(w->retired);
+		w->retired = NULL;
+	}
+	if (w->cache.bytes > w->fb->cache_max && !w->retired) {
+		w->retired = bcache_reset(&w->cache);
+		w->retired_upto = seg->ord;
+	}
 }
 
-/* Workers take batches of consecutive segments (about 256 KiB of trace):
- * one lock round trip and one wakeup per batch, not per segment. */
-#define BATCH_BYTES (64u << 10)
-#define BATCH_SEGS 16
+/* Workers take batches of consecutive segments (about 16 KiB of trace):
+ * one lock round trip per batch, not per segment.  Small batches and a
+ * small window keep the record arrays in flight few (a TNT-dense segment
+ * of 4 KiB fills ~200 KB of records: 64 KiB batches cost -j2 five times
+ * the page faults of -j1 on a 50 M-instruction trace). */
+#define BATCH_BYTES (16u << 10)
+#define BATCH_SEGS 4
+#define WINDOW_BATCHES 4           /* per thread */
+
+/* Claims the next batch if the window allows (lock held): its first
+ * segment in *first, the count returned (0: nothing to take). */
+static size_t claim_batch(struct fast_backend *fb, size_t *first)
+{
+	size_t n = 0;
+	uint64_t bytes = 0;
+
+	if (fb->next_to_run >= fb->nsegs ||
+	    fb->next_to_run >= __atomic_load_n(&fb->out_seg, __ATOMIC_ACQUIRE) + fb->window)
+		return 0;
+	*first = fb->next_to_run;
+	while (*first + n < fb->nsegs && n < BATCH_SEGS && bytes < BATCH_BYTES) {
+		struct segment *seg = fb->order[*first + n];
+
+		bytes += seg->end - seg->start;
+		seg->state = 1;
+		n++;
+	}
+	fb->order[*first + n - 1]->batch_end = 1;
+	fb->next_to_run = *first + n;
+	return n;
+}
+
+/* Decodes a claimed batch (called without the lock; returns with it). */
+static void run_batch(struct worker *w, size_t first, size_t n)
+{
+	struct fast_backend *fb = w->fb;
+
+	for (size_t i = 0; i < n; i++)
+		run_segment(w, fb->order[first + i]);
+	pthread_mutex_lock(&fb->lock);
+	for (size_t i = 0; i < n; i++)
+		__atomic_store_n(&fb->order[first + i]->state, 2, __ATOMIC_RELEASE);
+	pthread_cond_broadcast(&fb->cond_done);
+}
 
 static void *worker_main(void *arg)
 {
@@ -1730,46 +1795,31 @@ static void *worker_main(void *arg)
 
 	pthread_mutex_lock(&fb->lock);
 	for (;;) {
-		size_t first, n = 0;
-		uint64_t bytes = 0;
+		size_t first = 0, n = 0;
 
-		while (!fb->stop && (fb->next_to_run >= fb->nsegs ||
-				     fb->next_to_run >= __atomic_load_n(&fb->out_seg,
-						__ATOMIC_ACQUIRE) + fb->window))
+		while (!fb->stop && !(n = claim_batch(fb, &first)))
 			pthread_cond_wait(&fb->cond_work, &fb->lock);
 		if (fb->stop)
 			break;
-		first = fb->next_to_run;
-		while (first + n < fb->nsegs && n < BATCH_SEGS && bytes < BATCH_BYTES) {
-			struct segment *seg = fb->order[first + n];
-
-			bytes += seg->end - seg->start;
-			seg->state = 1;
-			n++;
-		}
-		fb->order[first + n - 1]->batch_end = 1;
-		fb->next_to_run = first + n;
 		pthread_mutex_unlock(&fb->lock);
-		for (size_t i = 0; i < n; i++)
-			run_segment(w, fb->order[first + i]);
-		pthread_mutex_lock(&fb->lock);
-		for (size_t i = 0; i < n; i++)
-			__atomic_store_n(&fb->order[first + i]->state, 2, __ATOMIC_RELEASE);
-		pthread_cond_broadcast(&fb->cond_done);
+		run_batch(w, first, n);
 	}
 	pthread_mutex_unlock(&fb->lock);
 	return NULL;
 }
 
-/* Makes sure segment i is decoded (by a worker, or here when there are no
- * worker threads). */
+/* Makes sure segment i is decoded.  The consumer is one of the decoding
+ * threads (-jN: N-1 pool threads and the caller): rather than sleep while
+ * a pool thread finishes segment i, it decodes the next batch itself, so
+ * N threads decode on N cores with no thread left to preempt them. */
 static void wait_segment(struct fast_backend *fb, size_t i)
 {
 	struct segment *seg = fb->order[i];
+	struct worker *self = &fb->workers[fb->nthreads];
 
 	if (!fb->nthreads) {
 		if (seg->state != 2) {
-			run_segment(&fb->workers[0], seg);
+			run_segment(self, seg);
 			seg->state = 2;
 		}
 		return;
@@ -1777,9 +1827,16 @@ static void wait_segment(struct fast_backend *fb, size_t i)
 	if (__atomic_load_n(&seg->state, __ATOMIC_ACQUIRE) == 2)
 		return;  /* decoded already: no lock */
 	pthread_mutex_lock(&fb->lock);
-	pthread_cond_broadcast(&fb->cond_work);
-	while (seg->state != 2)
+	while (seg->state != 2) {
+		size_t first = 0, n = claim_batch(fb, &first);
+
+		if (n) {
+			pthread_mutex_unlock(&fb->lock);
+			run_batch(self, first, n);
+			continue;
+		}
 		pthread_cond_wait(&fb->cond_done, &fb->lock);
+	}
 	pthread_mutex_unlock(&fb->lock);
 }
 
@@ -2071,10 +2128,11 @@ static void fast_destroy(struct backend *base)
 		free(fb->queues[i].segs);
 	}
 	if (fb->workers) {
-		size_t nw = fb->nthreads ? fb->nthreads : 1;
+		size_t nw = fb->nthreads + 1;
 
 		for (size_t i = 0; i < nw; i++) {
 			bcache_free(&fb->workers[i].cache);
+			free_chunks(fb->workers[i].retired);
 			oracle_free(&fb->workers[i].orc);
 		}
 		free(fb->workers);
@@ -2092,7 +2150,7 @@ static void fast_destroy(struct backend *base)
 void fastpt_get_stats(struct backend *base, struct fastpt_stats *st)
 {
 	struct fast_backend *fb = (struct fast_backend *)base;
-	size_t nw = fb->nthreads ? fb->nthreads : 1;
+	size_t nw = fb->nthreads + 1;
 
 	memset(st, 0, sizeof(*st));
 	for (size_t i = 0; i < nw; i++) {
@@ -2107,7 +2165,7 @@ void fastpt_get_stats(struct backend *base, struct fastpt_stats *st)
 int fastpt_new(const struct intelpt_params *p,
 	       const struct intelpt_queue *queues, size_t nqueues,
 	       struct imgstore *st, const struct sideband *sb,
-	       unsigned int nthreads, struct backend **out,
+	       unsigned int nthreads, size_t cache_max, struct backend **out,
 	       char *err, size_t errlen)
 {
 	struct fast_backend *fb;
@@ -2128,6 +2186,7 @@ int fastpt_new(const struct intelpt_params *p,
 	fb->base.errmsg = fast_errmsg;
 	fb->base.destroy = fast_destroy;
 	fb->p = *p;
+	fb->cache_max = cache_max ? cache_max : CACHE_MAX;
 	fb->st = st;
 	fb->sb = sb;
 	fb->queues = calloc(nqueues ? nqueues : 1, sizeof(*fb->queues));
@@ -2151,8 +2210,10 @@ int fastpt_new(const struct intelpt_params *p,
 		return PTD_ERR_NOMEM;
 	}
 	for (size_t i = 0; i < nqueues; i++)
-		for (size_t j = 0; j < fb->queues[i].nsegs; j++)
+		for (size_t j = 0; j < fb->queues[i].nsegs; j++) {
+			fb->queues[i].segs[j].ord = k;
 			fb->order[k++] = &fb->queues[i].segs[j];
+		}
 	fb->nsegs = total;
 
 	if (nthreads == 0) {
@@ -2160,11 +2221,11 @@ int fastpt_new(const struct intelpt_params *p,
 
 		nthreads = n > 0 ? (unsigned)n : 1;
 	}
-	/* one thread: decode in the caller, no pool */
-	fb->nthreads = nthreads > 1 ? nthreads : 0;
+	/* the caller decodes too: N threads are N-1 pool threads and it */
+	fb->nthreads = nthreads - 1;
 	/* segments decoded ahead of the consumer: a few batches a thread */
-	fb->window = 3 * BATCH_SEGS * (fb->nthreads ? fb->nthreads : 1);
-	nw = fb->nthreads ? fb->nthreads : 1;
+	fb->window = WINDOW_BATCHES * BATCH_SEGS * nthreads;
+	nw = fb->nthreads + 1;  /* the last worker is the caller's */
 	fb->workers = calloc(nw, sizeof(*fb->workers));
 	if (!fb->workers) {
 		fast_destroy(&fb->base);

@@ -32,12 +32,14 @@ struct fastpt_stats {
 	uint64_t segments, fallback_segments, blocks_built, block_hits, memo_hits;
 };
 
-/* Creates the backend; nthreads == 0 means one per online CPU.  Arguments
- * as for intelpt_new(). */
+/* Creates the backend.  nthreads decoding threads: nthreads - 1 in a pool
+ * and the caller's (0: one per online CPU).  cache_max bounds each
+ * thread's block cache in bytes (0: 256 MiB).  Other arguments as for
+ * intelpt_new(). */
 int fastpt_new(const struct intelpt_params *p,
 	       const struct intelpt_queue *queues, size_t nqueues,
 	       struct imgstore *st, const struct sideband *sb,
-	       unsigned int nthreads, struct backend **out,
+	       unsigned int nthreads, size_t cache_max, struct backend **out,
 	       char *err, size_t errlen);
 
 void fastpt_get_stats(struct backend *b, struct fastpt_stats *st);

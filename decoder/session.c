@@ -906,7 +906,8 @@ static int new_ipt_backend(struct ptd_session *s, const struct intelpt_params *p
 	if (s->opts.decoder == PTD_DECODER_LIBIPT)
 		return intelpt_new(p, q, n, s->st, sb, &s->be, err, errlen);
 	s->fast = 1;
-	return fastpt_new(p, q, n, s->st, sb, s->opts.threads, &s->be, err, errlen);
+	return fastpt_new(p, q, n, s->st, sb, s->opts.threads,
+			  s->opts.block_cache_max, &s->be, err, errlen);
 }
 
 /* cs_etm: one CoreSight queue per AUX queue, each AUXTRACE record a chunk

@@ -139,6 +139,9 @@ struct ptd_open_opts {
 	/* Decoding. */
 	enum ptd_decoder decoder;
 	unsigned int threads;      /* worker threads, 0 = one per core */
+	size_t block_cache_max;    /* bytes of decoded blocks kept per thread
+				    * by the fast decoder (0: 256 MiB); a full
+				    * cache is emptied and rebuilt */
 
 	/* Limits (0 = no limit). */
 	uint64_t max_insns;        /* stop after this many instructions */

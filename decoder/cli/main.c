@@ -57,6 +57,8 @@ static void usage(FILE *f)
 "  --decoder=fast|libipt  Intel PT flow decoder: the block-cache decoder\n"
 "                       (default) or libipt's instruction decoder\n"
 "  -j, --jobs N         decoder threads (default: one per core)\n"
+"  --block-cache SIZE   decoded blocks kept per thread (default 256M);\n"
+"                       a full cache is emptied and rebuilt\n"
 "  --no-versioning      debug: decode with the last version of each\n"
 "                       address, ignoring time\n"
 "  -q, --quiet          no warnings on standard error\n"
@@ -124,7 +126,7 @@ int main(int argc, char **argv)
 		O_INSN = 256, O_BRANCHES, O_CALLS, O_STATS, O_FORMAT, O_PT, O_RAW,
 		O_ELF, O_PAGES, O_CPU, O_SYSROOT, O_SEARCH, O_VMLINUX, O_KALLSYMS,
 		O_CPUF, O_PID, O_TID, O_TIME, O_MAXI, O_NOVER, O_NOSYM, O_NODIS,
-		O_ATT, O_VERSION, O_DECODER, O_SRC, O_COVERAGE,
+		O_ATT, O_VERSION, O_DECODER, O_SRC, O_COVERAGE, O_BCACHE,
 	};
 	static const struct option lopts[] = {
 		{ "insn", no_argument, 0, O_INSN },
@@ -158,6 +160,7 @@ int main(int argc, char **argv)
 		{ "version", no_argument, 0, O_VERSION },
 		{ "decoder", required_argument, 0, O_DECODER },
 		{ "jobs", required_argument, 0, 'j' },
+		{ "block-cache", required_argument, 0, O_BCACHE },
 		{ 0, 0, 0, 0 },
 	};
 	struct ptd_open_opts oo = { .sz = sizeof(oo) };
@@ -282,6 +285,24 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case O_BCACHE: {
+			char *end;
+			unsigned long long v = strtoull(arg, &end, 0);
+
+			if (*end == 'K' || *end == 'k')
+				v <<= 10, end++;
+			else if (*end == 'M' || *end == 'm')
+				v <<= 20, end++;
+			else if (*end == 'G' || *end == 'g')
+				v <<= 30, end++;
+			if (*end || !v) {
+				fprintf(stderr, "ptdecode: --block-cache needs a size (bytes, or "
+					"with K, M or G)\n");
+				return 2;
+			}
+			oo.block_cache_max = (size_t)v;
+			break;
+		}
 		case O_NOSYM: vo.show_sym = 0; break;
 		case O_NODIS: vo.show_disasm = 0; break;
 		case O_ATT: vo.att = 1; break;

@@ -2,18 +2,20 @@
 # check_gen.sh PTDECODE BENCHGEN KIND: a generated trace (TNT-dense,
 # call-heavy or indirect-heavy walk through generated code) decodes to the
 # same instructions with the fast decoder (1 and 2 threads), libipt's
-# decoder and perf's own decoder.
+# decoder and perf's own decoder; also -j2 with a 1 KiB block cache, which
+# is emptied after every segment while the records of segments not yet
+# consumed still point into it.
 set -eu
 ptdecode=$1 gen=$2 kind=$3
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 "$gen" "$kind" 1000000 "$tmp/t.ptd" 11 >/dev/null
-for d in "fast -j1" "fast -j2" "libipt"; do
+for d in "fast -j1" "fast -j2" "fast -j2 --block-cache 1K" "libipt"; do
     # shellcheck disable=SC2086
     "$ptdecode" -q --decoder=$d --insn --no-sym --no-disasm "$tmp/t.ptd" | grep '^0x' >"$tmp/$(echo $d | tr -d ' -')"
 done
 n=$(wc -l <"$tmp/libipt")
 rc=0
-for f in fastj1 fastj2; do
+for f in fastj1 fastj2 fastj2blockcache1K; do
     cmp -s "$tmp/$f" "$tmp/libipt" || { echo "FAIL: $f differs from libipt"; rc=1; }
 done
 if command -v perf >/dev/null; then
@@ -24,5 +26,5 @@ else
     echo "perf not installed: compared the two ptdecode decoders only"
 fi
 [ "$n" -gt 900000 ] || { echo "FAIL: only $n instructions"; rc=1; }
-[ $rc = 0 ] && echo "OK: $kind: $n instructions identical (fast -j1, fast -j2, libipt, perf)"
+[ $rc = 0 ] && echo "OK: $kind: $n instructions identical (fast -j1, fast -j2, fast -j2 with a 1 KiB block cache, libipt, perf)"
 exit $rc
