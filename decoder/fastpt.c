@@ -101,6 +101,24 @@ struct bcache {
 	struct disasm *dis[3];
 };
 
+/* Maps fresh zeroed memory's pages writable in one call (a hint: errors
+ * are ignored).  Left to faults, a page first read (a table lookup) maps
+ * the shared zero page, and the write after it must flush the TLB of
+ * every CPU running our threads: an IPI per page, expensive in a VM. */
+static void populate(void *p, size_t len)
+{
+#ifdef MADV_POPULATE_WRITE
+	uintptr_t a = ((uintptr_t)p + 4095) & ~(uintptr_t)4095;
+	uintptr_t e = ((uintptr_t)p + len) & ~(uintptr_t)4095;
+
+	if (e > a)
+		madvise((void *)a, e - a, MADV_POPULATE_WRITE);
+#else
+	(void)p;
+	(void)len;
+#endif
+}
+
 static void *arena_alloc(struct bcache *c, size_t n)
 {
 	struct arena_chunk *a = c->chunks;
@@ -1168,8 +1186,11 @@ static void memo_begin(struct walk *k, struct fblock *start)
 {
 	struct bcache *c = &k->w->cache;
 
-	if (!c->memo && !(c->memo = calloc((size_t)1 << MEMO_BITS, sizeof(*c->memo))))
-		return;
+	if (!c->memo) {
+		if (!(c->memo = calloc((size_t)1 << MEMO_BITS, sizeof(*c->memo))))
+			return;
+		populate(c->memo, sizeof(*c->memo) << MEMO_BITS);
+	}
 	k->rec = 1;
 	k->rec_tip = 0;
 	k->rec_start = start;
@@ -1703,15 +1724,20 @@ static void run_segment(struct worker *w, struct segment *seg)
 	}
 	{
 		/* dense traces give about 3 blocks per trace byte: size the
-		 * array once rather than growing it by doubling */
-		size_t want = (size_t)(seg->end - seg->start) * 3 + 64;
+		 * array once rather than growing it by doubling, in powers of
+		 * two so that recycled arrays fit the next segment (a realloc
+		 * is an mremap: a TLB flush on every CPU of the process) */
+		size_t want = 1024;
 
+		while (want < (size_t)(seg->end - seg->start) * 3 + 64)
+			want *= 2;
 		if (seg->rcap < want) {
 			struct ptd_block *r = realloc(seg->recs, want * sizeof(*r));
 
 			if (r) {
 				seg->recs = r;
 				seg->rcap = want;
+				populate(r, want * sizeof(*r));
 			}
 		}
 	}
@@ -2231,6 +2257,7 @@ int fastpt_new(const struct intelpt_params *p,
 		fast_destroy(&fb->base);
 		return PTD_ERR_NOMEM;
 	}
+	populate(fb->workers, nw * sizeof(*fb->workers));  /* block tables */
 	for (size_t i = 0; i < nw; i++) {
 		fb->workers[i].fb = fb;
 		fb->workers[i].st = st;
