@@ -120,11 +120,20 @@ int disasm_one(struct disasm *d, const uint8_t *bytes, size_t size,
 		snprintf(out, outlen, "(bad)");
 		return n;
 	}
-	if (d->fast_insn->op_str[0])
-		snprintf(out, outlen, "%s %s", d->fast_insn->mnemonic,
-			 d->fast_insn->op_str);
-	else
-		snprintf(out, outlen, "%s", d->fast_insn->mnemonic);
+	{
+		/* "mnemonic op_str" without printf: this runs once per distinct
+		 * instruction of a text dump */
+		size_t m = strnlen(d->fast_insn->mnemonic, outlen - 1);
+		size_t o = d->fast_insn->op_str[0] && m + 1 < outlen - 1 ?
+			   strnlen(d->fast_insn->op_str, outlen - 2 - m) : 0;
+
+		memcpy(out, d->fast_insn->mnemonic, m);
+		if (o) {
+			out[m++] = ' ';
+			memcpy(out + m, d->fast_insn->op_str, o);
+		}
+		out[m + o] = '\0';
+	}
 	return n;
 }
 

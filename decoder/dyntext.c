@@ -216,7 +216,7 @@ static int parse_tsv(struct dyntext *dt, char *buf, const char *path,
 	uint64_t nimg_decl = 0, v[6];
 	size_t lno = 0, file_cache = NOSTR;
 	int have_prog = 0;
-	char *line = buf, *next, *f[8];
+	char *line = buf, *next, *f[8] = { 0 };
 
 	p.name = NOSTR;
 	p.img0 = dt->nimgs;

@@ -272,6 +272,7 @@ struct fast_backend {
 	const struct ptd_block *run;
 	size_t run_n, run_i;
 	uint32_t insn_i;
+	struct ptd_block_info run_info;  /* of run[run_i], once insn_i > 0 */
 };
 
 /* libipt as the judge of instructions capstone cannot decode: a tiny trace
@@ -2066,16 +2067,12 @@ static int fast_block_info(const struct backend *base, const struct ptd_block *b
 	return 0;
 }
 
-static int fast_block_insn(const struct backend *base, const struct ptd_block *blk,
-			   uint32_t i, struct ptd_event *ev)
+/* Instruction i of block b with its block's info: one event. */
+static void insn_event(const struct fblock *b, const struct ptd_block_info *info,
+		       uint32_t i, struct ptd_event *ev)
 {
-	const struct fblock *b = blk->priv;
-	struct ptd_block_info info;
 	uint32_t end;
 
-	if (!b || i >= blk->ninsn || i >= b->ninsn ||
-	    fast_block_info(base, blk, &info))
-		return PTD_ERR_INVAL;
 	memset(ev, 0, sizeof(*ev));
 	end = i + 1 < b->ninsn ? b->off[i + 1] : b->len;
 	ev->kind = PTD_EV_INSN;
@@ -2085,14 +2082,26 @@ static int fast_block_insn(const struct backend *base, const struct ptd_block *b
 	ev->iclass = i + 1 == b->ninsn ? b->last_iclass : PTD_IC_OTHER;
 	ev->mode = b->mode;
 	ev->image = b->image;
-	ev->cpu = info.cpu;
-	ev->pid = info.pid;
-	ev->tid = info.tid;
-	ev->queue = info.queue;
-	if (info.time) {
-		ev->time = info.time;
+	ev->cpu = info->cpu;
+	ev->pid = info->pid;
+	ev->tid = info->tid;
+	ev->queue = info->queue;
+	if (info->time) {
+		ev->time = info->time;
 		ev->flags |= PTD_EVF_TIME_VALID;
 	}
+}
+
+static int fast_block_insn(const struct backend *base, const struct ptd_block *blk,
+			   uint32_t i, struct ptd_event *ev)
+{
+	const struct fblock *b = blk->priv;
+	struct ptd_block_info info;
+
+	if (!b || i >= blk->ninsn || i >= b->ninsn ||
+	    fast_block_info(base, blk, &info))
+		return PTD_ERR_INVAL;
+	insn_event(b, &info, i, ev);
 	return 0;
 }
 
@@ -2107,8 +2116,16 @@ static int fast_next(struct backend *base, struct ptd_event *ev)
 		while (fb->run_i < fb->run_n) {
 			const struct ptd_block *blk = &fb->run[fb->run_i];
 
-			if (fb->insn_i < blk->ninsn)
-				return fast_block_insn(base, blk, fb->insn_i++, ev);
+			if (fb->insn_i < blk->ninsn) {
+				const struct fblock *b = blk->priv;
+
+				/* the block's info once, not per instruction */
+				if (!fb->insn_i && (!b || blk->ninsn > b->ninsn ||
+						    fast_block_info(base, blk, &fb->run_info)))
+					return PTD_ERR_INVAL;
+				insn_event(b, &fb->run_info, fb->insn_i++, ev);
+				return 0;
+			}
 			fb->run_i++;
 			fb->insn_i = 0;
 		}

@@ -849,7 +849,8 @@ static FILE *create_file(const char *dir, const char *name)
 	int fd;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path))
+		die("path too long: %s/%s", dir, name);
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0 || !(f = fdopen(fd, "w")))
 		die("cannot create %s: %s", path, strerror(errno));

@@ -97,6 +97,22 @@ static void json_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+/* Appends "0x" and v in hex at out; returns the length written. */
+static size_t put_hex(char *out, uint64_t v)
+{
+	static const char hex[] = "0123456789abcdef";
+	int k = 60;
+	size_t n = 0;
+
+	out[n++] = '0';
+	out[n++] = 'x';
+	while (k > 0 && !((v >> k) & 0xf))
+		k -= 4;
+	for (; k >= 0; k -= 4)
+		out[n++] = hex[(v >> k) & 0xf];
+	return n;
+}
+
 static void sym_of(struct view *v, int pid, uint64_t addr, char *buf, size_t len)
 {
 	uint64_t off = 0;
@@ -105,7 +121,10 @@ static void sym_of(struct view *v, int pid, uint64_t addr, char *buf, size_t len
 	if (ptd_symbolize(v->s, pid, addr, buf, len, &off) == 0 && off) {
 		size_t n = strlen(buf);
 
-		snprintf(buf + n, len - n, "+%#" PRIx64, off);
+		if (n + 20 < len) {
+			buf[n++] = '+';
+			buf[n + put_hex(buf + n, off)] = '\0';
+		}
 	}
 }
 
@@ -123,6 +142,24 @@ static void print_ctx(struct view *v, const struct ptd_event *ev)
 	if (ev->flags & PTD_EVF_TIME_VALID)
 		fprintf(f, " %" PRIu64 ".%09" PRIu64, ev->time / 1000000000,
 			ev->time % 1000000000);
+}
+
+/* Appends prefix and text to out (length n, capacity cap: always
+ * terminated), text padded with spaces to width; returns the new length. */
+static size_t put_field(char *out, size_t n, size_t cap, const char *prefix,
+			const char *text, size_t width)
+{
+	size_t p = strlen(prefix), t = strlen(text);
+
+	if (n + p + t + width + 1 > cap)
+		return n;  /* cannot happen with the buffers used here */
+	memcpy(out + n, prefix, p);
+	memcpy(out + n + p, text, t);
+	n += p + t;
+	for (; t < width; t++)
+		out[n++] = ' ';
+	out[n] = '\0';
+	return n;
 }
 
 /* "sym+off  disasm  # src" for an instruction (the text after its
@@ -156,13 +193,16 @@ static size_t insn_tail(struct view *v, const struct ptd_event *ev, char *out,
 			src[0] = '\0';
 		}
 	}
+	/* "  sym (padded to 32)  disasm  # src", without printf: this runs
+	 * once per distinct instruction, thousands of times in a real
+	 * program's dump */
 	if (v->o.show_sym)
-		n += (size_t)snprintf(out + n, cap - n, "  %-32s", sym[0] ? sym : "??");
-	if (v->o.show_disasm && n < cap)
-		n += (size_t)snprintf(out + n, cap - n, "  %s", text);
-	if (src[0] && n < cap)
-		n += (size_t)snprintf(out + n, cap - n, "  # %s", src);
-	return n < cap ? n : cap - 1;
+		n = put_field(out, n, cap, "  ", sym[0] ? sym : "??", 32);
+	if (v->o.show_disasm)
+		n = put_field(out, n, cap, "  ", text, 0);
+	if (src[0])
+		n = put_field(out, n, cap, "  # ", src, 0);
+	return n;
 }
 
 static const char *cached_tail(struct view *v, const struct ptd_event *ev,
@@ -176,7 +216,11 @@ static const char *cached_tail(struct view *v, const struct ptd_event *ev,
 		return NULL;
 	if (!v->arena && !(v->arena = malloc(FCACHE_ARENA)))
 		return NULL;
-	e = &v->fc[(ev->ip * 0x9e3779b97f4a7c15ull + ev->image) >> (64 - FCACHE_BITS)];
+	/* indexed by the address itself (the image only moves the slot):
+	 * the instructions of a block, formatted one after the other, sit
+	 * in neighbouring slots and share cache lines; a multiplicative hash
+	 * scattered them, a cache miss per line */
+	e = &v->fc[(ev->ip ^ ((uint64_t)ev->image << 12)) & ((1u << FCACHE_BITS) - 1)];
 	if (e->text && e->ip == ev->ip && e->image == ev->image) {
 		*len = e->len;
 		return e->text;
@@ -205,9 +249,7 @@ static void print_insn(struct view *v, const struct ptd_event *ev)
 
 	if (!v->o.json && !v->o.show_time) {
 		/* the common case, without printf: 0xADDR + cached tail */
-		static const char hex[] = "0123456789abcdef";
 		char *o;
-		int k = 60;
 
 		if (ev->image)
 			t = cached_tail(v, ev, &tlen);
@@ -218,12 +260,7 @@ static void print_insn(struct view *v, const struct ptd_event *ev)
 		if (v->olen + tlen + 24 > sizeof(v->obuf))
 			out_flush(v);
 		o = v->obuf + v->olen;
-		*o++ = '0';
-		*o++ = 'x';
-		while (k > 0 && !((ev->ip >> k) & 0xf))
-			k -= 4;
-		for (; k >= 0; k -= 4)
-			*o++ = hex[(ev->ip >> k) & 0xf];
+		o += put_hex(o, ev->ip);
 		memcpy(o, t, tlen);
 		o += tlen;
 		*o++ = '\n';
