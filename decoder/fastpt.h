@@ -34,13 +34,14 @@ struct fastpt_stats {
 
 /* Creates the backend.  nthreads decoding threads: nthreads - 1 in a pool
  * and the caller's (0: one per online CPU).  cache_max bounds each
- * thread's block cache in bytes (0: 256 MiB).  Other arguments as for
+ * thread's block cache in bytes (0: 256 MiB).  count_only: next_blocks hands
+ * out counts and events, no blocks (the walk keeps no records).  Other arguments as for
  * intelpt_new(). */
 int fastpt_new(const struct intelpt_params *p,
 	       const struct intelpt_queue *queues, size_t nqueues,
 	       struct imgstore *st, const struct sideband *sb,
-	       unsigned int nthreads, size_t cache_max, struct backend **out,
-	       char *err, size_t errlen);
+	       unsigned int nthreads, size_t cache_max, int count_only,
+	       struct backend **out, char *err, size_t errlen);
 
 void fastpt_get_stats(struct backend *b, struct fastpt_stats *st);
 

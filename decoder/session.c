@@ -907,7 +907,8 @@ static int new_ipt_backend(struct ptd_session *s, const struct intelpt_params *p
 		return intelpt_new(p, q, n, s->st, sb, &s->be, err, errlen);
 	s->fast = 1;
 	return fastpt_new(p, q, n, s->st, sb, s->opts.threads,
-			  s->opts.block_cache_max, &s->be, err, errlen);
+			  s->opts.block_cache_max,
+			  !!(s->opts.flags & PTD_OPEN_COUNT_ONLY), &s->be, err, errlen);
 }
 
 /* cs_etm: one CoreSight queue per AUX queue, each AUXTRACE record a chunk
@@ -1301,12 +1302,23 @@ static int account(struct ptd_session *s, struct ptd_event *ev)
 	return 0;
 }
 
+static int next_event(struct ptd_session *s, struct ptd_event *ev);
+
 int ptd_next(struct ptd_session *s, struct ptd_event *ev)
+{
+	if (!s || !ev)
+		return PTD_ERR_INVAL;
+	if (s->opts.flags & PTD_OPEN_COUNT_ONLY)
+		return fail(s, PTD_ERR_INVAL, "ptd_next: the session was opened with "
+			    "PTD_OPEN_COUNT_ONLY (no instructions): use ptd_next_blocks");
+	return next_event(s, ev);
+}
+
+/* ptd_next, also under ptd_next_blocks for backends without blocks. */
+static int next_event(struct ptd_session *s, struct ptd_event *ev)
 {
 	int rc;
 
-	if (!s || !ev)
-		return PTD_ERR_INVAL;
 	if (!s->be || s->ended)
 		return PTD_ERR_END;
 	for (;;) {
@@ -1347,7 +1359,7 @@ static int blocks_from_events(struct ptd_session *s, const struct ptd_block **ou
 	while (*n < BLK_INSN_MAX) {
 		struct ptd_event *slot = &s->blk_insn[*n];
 
-		rc = ptd_next(s, slot);
+		rc = next_event(s, slot);
 		if (rc < 0)
 			return *n ? 0 : rc;
 		if (slot->kind != PTD_EV_INSN) {

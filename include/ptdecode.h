@@ -106,6 +106,12 @@ enum ptd_open_flags {
 	/* Decode every address with the last version of its bytes, ignoring
 	 * time (debug: shows why versioning matters). */
 	PTD_OPEN_NO_VERSIONING = 1u << 0,
+	/* The caller wants counts (ptd_get_stats) and events only: the flow
+	 * is decoded exactly as without it, but ptd_next_blocks may hand out
+	 * runs without their blocks (n == 0; their instructions are counted
+	 * all the same), and ptd_next fails with PTD_ERR_INVAL.  The fast
+	 * decoder then writes no block records: -j N scales better. */
+	PTD_OPEN_COUNT_ONLY = 1u << 1,
 };
 
 /* Which Intel PT flow decoder to use. */

@@ -333,6 +333,9 @@ int main(int argc, char **argv)
 	}
 	if (stats && !view_set)
 		vo.kind = VIEW_NONE;
+	/* counting only (below): no blocks needed, the decoder keeps none */
+	if (!coverage && vo.kind == VIEW_NONE && !ncpus && !npids && !ntids)
+		oo.flags |= PTD_OPEN_COUNT_ONLY;
 	oo.raw_images = raws;
 	oo.n_raw_images = nraw;
 	oo.search_path = nsearch ? search : NULL;

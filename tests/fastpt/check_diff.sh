@@ -21,6 +21,19 @@ if ! cmp -s "$tmp/fast1" "$tmp/fast2"; then
     echo "FAIL: -j1 and -j2 outputs differ"; diff "$tmp/fast1" "$tmp/fast2" | head -5; rc=1
 fi
 flow "$tmp/ref" >"$tmp/ref.flow"; flow "$tmp/fast1" >"$tmp/fast.flow"
+# --stats alone runs count-only (PTD_OPEN_COUNT_ONLY: no block records):
+# its counts must be those of the flow printed in full
+for j in 1 2; do
+    "$ptdecode" -q --decoder=fast -j$j --stats "$@" >"$tmp/stats$j"
+    ni=$(sed -n 's/^instructions: //p' "$tmp/stats$j")
+    ne=$(sed -n 's/^errors: //p' "$tmp/stats$j")
+    if [ "$ni" != "$(grep -c '^0x' "$tmp/fast.flow")" ] ||
+       [ "$ne" != "$(grep -c '^\[error' "$tmp/fast.flow")" ]; then
+        echo "FAIL: count-only -j$j: $ni instructions, $ne errors; the flow has" \
+             "$(grep -c '^0x' "$tmp/fast.flow") and $(grep -c '^\[error' "$tmp/fast.flow")"
+        rc=1
+    fi
+done
 if cmp -s "$tmp/ref.flow" "$tmp/fast.flow"; then
     echo "OK: $(grep -c '^0x' "$tmp/ref.flow") instructions and $(grep -c '^\[error' "$tmp/ref.flow") errors identical"
 else

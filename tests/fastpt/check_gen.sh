@@ -25,6 +25,11 @@ if command -v perf >/dev/null; then
 else
     echo "perf not installed: compared the two ptdecode decoders only"
 fi
+# --stats alone is count-only (no block records kept): the same count
+for j in 1 2; do
+    c=$("$ptdecode" -q -j$j --stats "$tmp/t.ptd" | sed -n 's/^instructions: //p')
+    [ "$c" = "$n" ] || { echo "FAIL: count-only -j$j counts $c instructions, the flow has $n"; rc=1; }
+done
 [ "$n" -gt 900000 ] || { echo "FAIL: only $n instructions"; rc=1; }
 [ $rc = 0 ] && echo "OK: $kind: $n instructions identical (fast -j1, fast -j2, fast -j2 with a 1 KiB block cache, libipt, perf)"
 exit $rc
