@@ -18,10 +18,11 @@ struct backend {
 	 * the backend and stays valid until the next call. */
 	int (*next)(struct backend *b, struct ptd_event *ev);
 	/* Optional fast interface (see ptd_next_blocks); NULL when the
-	 * backend only produces single events. */
+	 * backend only produces single events.  A run holds at most limit
+	 * instructions (0: no limit; its last block may be cut short). */
 	int (*next_blocks)(struct backend *b, const struct ptd_block **blocks,
-			   size_t *n, uint64_t *ninsn, struct ptd_event *ev,
-			   int *have_ev);
+			   size_t *n, uint64_t *ninsn, uint64_t limit,
+			   struct ptd_event *ev, int *have_ev);
 	/* For blocks from next_blocks: their context and instructions. */
 	int (*block_info)(const struct backend *b, const struct ptd_block *blk,
 			  struct ptd_block_info *info);

@@ -1990,8 +1990,8 @@ static int ref_next(struct fast_backend *fb, struct ptd_event *ev)
 }
 
 static int fast_next_blocks(struct backend *base, const struct ptd_block **blocks,
-			    size_t *n, uint64_t *ninsn, struct ptd_event *ev,
-			    int *have_ev)
+			    size_t *n, uint64_t *ninsn, uint64_t limit,
+			    struct ptd_event *ev, int *have_ev)
 {
 	struct fast_backend *fb = (struct fast_backend *)base;
 
@@ -2034,7 +2034,9 @@ static int fast_next_blocks(struct backend *base, const struct ptd_block **block
 
 			if (cum > fb->out_cum) {
 				*ninsn = cum - fb->out_cum;
-				fb->out_cum = cum;
+				if (limit && *ninsn > limit)
+					*ninsn = limit;  /* the caller stops here */
+				fb->out_cum += *ninsn;
 				return 0;
 			}
 			if (fb->out_ev < seg->nevents) {
@@ -2065,6 +2067,20 @@ static int fast_next_blocks(struct backend *base, const struct ptd_block **block
 		} else {
 			end = seg->nrecs;
 			*ninsn = seg->ninsn - fb->out_cum;
+		}
+		if (limit && *ninsn > limit) {
+			/* the caller stops after limit instructions: the run
+			 * ends inside it, the last block cut short (the
+			 * records are ours, and this segment is not read
+			 * again) */
+			uint64_t got = 0;
+			size_t k = fb->out_pos;
+
+			while (got + seg->recs[k].ninsn < limit)
+				got += seg->recs[k++].ninsn;
+			seg->recs[k].ninsn = (uint32_t)(limit - got);
+			end = k + 1;
+			*ninsn = limit;
 		}
 		fb->out_cum += *ninsn;
 		*blocks = &seg->recs[fb->out_pos];
@@ -2178,7 +2194,7 @@ static int fast_next(struct backend *base, struct ptd_event *ev)
 		}
 		uint64_t cnt;
 
-		rc = fast_next_blocks(base, &fb->run, &fb->run_n, &cnt, ev, &have_ev);
+		rc = fast_next_blocks(base, &fb->run, &fb->run_n, &cnt, 0, ev, &have_ev);
 		fb->run_i = 0;
 		fb->insn_i = 0;
 		if (rc < 0)

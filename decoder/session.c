@@ -1390,8 +1390,10 @@ int ptd_next_blocks(struct ptd_session *s, const struct ptd_block **blocks,
 		return blocks_from_events(s, blocks, n, ev, have_ev);
 	for (;;) {
 		uint64_t sum = 0;
+		uint64_t limit = s->opts.max_insns ?
+				 s->opts.max_insns - s->stats.instructions : 0;
 
-		rc = s->be->next_blocks(s->be, blocks, n, &sum, ev, have_ev);
+		rc = s->be->next_blocks(s->be, blocks, n, &sum, limit, ev, have_ev);
 		if (rc < 0) {
 			if (rc == PTD_ERR_END)
 				s->ended = 1;

@@ -30,6 +30,14 @@ for j in 1 2; do
     c=$("$ptdecode" -q -j$j --stats "$tmp/t.ptd" | sed -n 's/^instructions: //p')
     [ "$c" = "$n" ] || { echo "FAIL: count-only -j$j counts $c instructions, the flow has $n"; rc=1; }
 done
+# --max-insns N stops after exactly N instructions whichever interface
+# the view uses: single instructions, blocks (coverage), counts only
+for m in 1 777 123457; do
+    a=$("$ptdecode" -q -j2 --max-insns $m --insn --no-sym --no-disasm "$tmp/t.ptd" | grep -c '^0x')
+    b=$("$ptdecode" -q -j2 --max-insns $m --coverage "$tmp/t.ptd" | awk '{ s += $2 } END { print s }')
+    c=$("$ptdecode" -q -j2 --max-insns $m --stats "$tmp/t.ptd" | sed -n 's/^instructions: //p')
+    [ "$a $b $c" = "$m $m $m" ] || { echo "FAIL: --max-insns $m: --insn $a, --coverage $b, --stats $c"; rc=1; }
+done
 [ "$n" -gt 900000 ] || { echo "FAIL: only $n instructions"; rc=1; }
 [ $rc = 0 ] && echo "OK: $kind: $n instructions identical (fast -j1, fast -j2, fast -j2 with a 1 KiB block cache, libipt, perf)"
 exit $rc
