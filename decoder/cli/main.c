@@ -420,11 +420,15 @@ done:
 		fprintf(stderr, "ptdecode: %" PRIu64 " decode error(s), see the "
 			"[error ...] lines\n", st.errors);
 	view_free(v);
-	if (vo.out != stdout && fclose(vo.out)) {
-		fprintf(stderr, "ptdecode: error writing %s\n", outpath);
+	if (vo.out != stdout) {
+		if (ferror(vo.out) | fclose(vo.out)) {
+			fprintf(stderr, "ptdecode: error writing %s (disk full?)\n", outpath);
+			status = 1;
+		}
+	} else if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "ptdecode: error writing standard output\n");
 		status = 1;
 	}
-	fflush(stdout);
 	ptd_close(s);
 	return status;
 }

@@ -24,6 +24,17 @@ expect() {
 pd=$cap/perf.data
 size=$(wc -c <"$pd")
 
+# output that cannot be written (through the writer thread, and stdout)
+if [ -w /dev/full ]; then
+    expect "full disk (-o)" nonzero 'error writing /dev/full' -- -q --insn -o /dev/full "$cap"
+    "$ptdecode" -q --insn "$cap" >/dev/full 2>"$tmp/err"; got=$?
+    if [ $got -eq 0 ] || ! grep -q 'error writing standard output' "$tmp/err"; then
+        echo "FAIL: full disk (stdout): exit $got: $(head -1 "$tmp/err")"; rc=1
+    else
+        echo "OK: full disk (stdout) (exit $got): $(head -1 "$tmp/err")"
+    fi
+fi
+
 expect "missing file" nonzero 'cannot open /nonexistent/x.ptd: No such file' -- /nonexistent/x.ptd
 printf 'hello\n' >"$tmp/notperf"
 expect "not a perf.data" nonzero 'is not a perf.data file' -- "$tmp/notperf"
