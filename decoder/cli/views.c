@@ -3,14 +3,12 @@
 #include "disasm.h"
 
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define MAX_DEPTH 4096
 #define FCACHE_BITS 18
 #define FCACHE_ARENA (64u << 20)
-#define OBUF (1u << 16)
 
 /* Formatted text of an instruction ("sym+off  disasm  # src") by address
  * and image version: the same pair is the same code, so the text is made
@@ -33,18 +31,8 @@ struct view {
 	struct fcache_ent *fc;      /* direct-mapped, 2^FCACHE_BITS */
 	char *arena;
 	size_t arena_used;
-	char *obuf;                 /* line assembly (OBUF bytes) */
+	char obuf[1 << 16];         /* line assembly, written in big pieces */
 	size_t olen;
-	/* the writer thread writes one buffer while the other is filled:
-	 * write() is a tenth of a text dump's time, off the formatting
-	 * thread this way (started on the first full buffer) */
-	char *wbuf;
-	size_t wlen;
-	int wfull, wstop, won;      /* won: 1 running, -1 could not start */
-	pthread_t wthr;
-	pthread_mutex_t wmu;
-	pthread_cond_t wcv;
-	char bufs[2][OBUF];
 };
 
 struct view *view_new(const struct view_opts *o, struct ptd_session *s)
@@ -56,71 +44,14 @@ struct view *view_new(const struct view_opts *o, struct ptd_session *s)
 	v->o = *o;
 	v->s = s;
 	v->depth_tid = -2;
-	v->obuf = v->bufs[0];
-	v->wbuf = v->bufs[1];
-	pthread_mutex_init(&v->wmu, NULL);
-	pthread_cond_init(&v->wcv, NULL);
 	return v;
 }
 
-static void *writer_main(void *arg)
-{
-	struct view *v = arg;
-
-	pthread_mutex_lock(&v->wmu);
-	for (;;) {
-		while (!v->wfull && !v->wstop)
-			pthread_cond_wait(&v->wcv, &v->wmu);
-		if (!v->wfull)
-			break;
-		pthread_mutex_unlock(&v->wmu);
-		fwrite(v->wbuf, 1, v->wlen, v->o.out);  /* errors: ferror() */
-		pthread_mutex_lock(&v->wmu);
-		v->wfull = 0;
-		pthread_cond_broadcast(&v->wcv);
-	}
-	pthread_mutex_unlock(&v->wmu);
-	return NULL;
-}
-
-/* Hands the assembled lines to the writer thread and goes on with the
- * other buffer (or writes them here if no thread could be started). */
-static void out_handoff(struct view *v)
-{
-	char *t;
-
-	if (!v->olen)
-		return;
-	if (!v->won)
-		v->won = pthread_create(&v->wthr, NULL, writer_main, v) ? -1 : 1;
-	if (v->won < 0) {
-		fwrite(v->obuf, 1, v->olen, v->o.out);
-		v->olen = 0;
-		return;
-	}
-	pthread_mutex_lock(&v->wmu);
-	while (v->wfull)
-		pthread_cond_wait(&v->wcv, &v->wmu);
-	t = v->wbuf;
-	v->wbuf = v->obuf;
-	v->obuf = t;
-	v->wlen = v->olen;
-	v->wfull = 1;
-	pthread_cond_broadcast(&v->wcv);
-	pthread_mutex_unlock(&v->wmu);
-	v->olen = 0;
-}
-
-/* Everything assembled so far is written: before writing to the FILE
- * directly. */
 static void out_flush(struct view *v)
 {
-	out_handoff(v);
-	if (v->won > 0) {
-		pthread_mutex_lock(&v->wmu);
-		while (v->wfull)
-			pthread_cond_wait(&v->wcv, &v->wmu);
-		pthread_mutex_unlock(&v->wmu);
+	if (v->olen) {
+		fwrite(v->obuf, 1, v->olen, v->o.out);
+		v->olen = 0;
 	}
 }
 
@@ -129,15 +60,6 @@ void view_free(struct view *v)
 	if (!v)
 		return;
 	out_flush(v);
-	if (v->won > 0) {
-		pthread_mutex_lock(&v->wmu);
-		v->wstop = 1;
-		pthread_cond_broadcast(&v->wcv);
-		pthread_mutex_unlock(&v->wmu);
-		pthread_join(v->wthr, NULL);
-	}
-	pthread_mutex_destroy(&v->wmu);
-	pthread_cond_destroy(&v->wcv);
 	free(v->fc);
 	free(v->arena);
 	for (int i = 0; i < 6; i++)
@@ -335,8 +257,8 @@ static void print_insn(struct view *v, const struct ptd_event *ev)
 			tlen = (uint32_t)insn_tail(v, ev, tail, sizeof(tail));
 			t = tail;
 		}
-		if (v->olen + tlen + 24 > OBUF)
-			out_handoff(v);
+		if (v->olen + tlen + 24 > sizeof(v->obuf))
+			out_flush(v);
 		o = v->obuf + v->olen;
 		o += put_hex(o, ev->ip);
 		memcpy(o, t, tlen);
