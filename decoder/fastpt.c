@@ -262,9 +262,8 @@ struct fast_backend {
 	size_t window;             /* segments in flight ahead of consumer */
 	size_t cache_max;          /* block cache bound per worker, bytes */
 	int count_only;            /* hand out counts and events, no blocks */
-	int solo;                  /* the consumer takes every instruction
-				    * (ptd_next): it decodes alone (under the
-				    * lock) */
+	int pool_started;          /* pool threads are started on the first
+				    * call for blocks, never for ptd_next */
 
 	struct fastpt_stats stats;
 	char errmsg[512];
@@ -1855,7 +1854,7 @@ static void *worker_main(void *arg)
 	for (;;) {
 		size_t first = 0, n = 0;
 
-		while (!fb->stop && (fb->solo || !(n = claim_batch(fb, &first))))
+		while (!fb->stop && !(n = claim_batch(fb, &first)))
 			pthread_cond_wait(&fb->cond_work, &fb->lock);
 		if (fb->stop)
 			break;
@@ -1992,12 +1991,28 @@ static int ref_next(struct fast_backend *fb, struct ptd_event *ev)
 	}
 }
 
+/* Starts the pool on the first call for blocks (before any decoding: the
+ * caller's worker is the one after the pool's).  Threads that cannot be
+ * started leave fewer: the caller decodes the rest. */
+static void start_pool(struct fast_backend *fb)
+{
+	unsigned i;
+
+	for (i = 0; i < fb->nthreads; i++)
+		if (pthread_create(&fb->threads[i], NULL, worker_main, &fb->workers[i]))
+			break;
+	fb->nthreads = i;
+	fb->pool_started = 1;
+}
+
 static int fast_next_blocks(struct backend *base, const struct ptd_block **blocks,
 			    size_t *n, uint64_t *ninsn, uint64_t limit,
 			    struct ptd_event *ev, int *have_ev)
 {
 	struct fast_backend *fb = (struct fast_backend *)base;
 
+	if (!fb->pool_started)
+		start_pool(fb);
 	*n = 0;
 	*ninsn = 0;
 	*have_ev = 0;
@@ -2174,17 +2189,15 @@ static int fast_block_insn(const struct backend *base, const struct ptd_block *b
 /* The one-event interface on top of blocks.  A consumer taking every
  * instruction (text, JSON) is many times slower than the walk, so pool
  * threads would only run ahead, and their records would reach it from
- * another core's cache: a text dump at -j2 took 1.3-1.6x as long as at
- * -j1.  The consumer decodes alone from its first call (batches already
- * taken are finished). */
+ * another core's cache (a text dump at -j2 took up to 1.7x as long as at
+ * -j1): it decodes alone, segment by segment, as at -j1. */
 static int fast_next(struct backend *base, struct ptd_event *ev)
 {
 	struct fast_backend *fb = (struct fast_backend *)base;
 
-	if (!fb->solo && fb->nthreads) {
-		pthread_mutex_lock(&fb->lock);
-		fb->solo = 1;
-		pthread_mutex_unlock(&fb->lock);
+	if (!fb->pool_started) {
+		fb->nthreads = 0;
+		fb->pool_started = 1;
 	}
 
 	for (;;) {
@@ -2231,15 +2244,15 @@ static void fast_destroy(struct backend *base)
 		return;
 	if (fb->ref)
 		fb->ref->destroy(fb->ref);
-	if (fb->threads) {
+	if (fb->threads && fb->pool_started) {
 		pthread_mutex_lock(&fb->lock);
 		fb->stop = 1;
 		pthread_cond_broadcast(&fb->cond_work);
 		pthread_mutex_unlock(&fb->lock);
 		for (unsigned i = 0; i < fb->nthreads; i++)
 			pthread_join(fb->threads[i], NULL);
-		free(fb->threads);
 	}
+	free(fb->threads);
 	for (size_t i = 0; i < fb->nqueues; i++) {
 		for (size_t j = 0; j < fb->queues[i].nsegs; j++) {
 			seg_free_output(&fb->queues[i].segs[j]);
@@ -2363,14 +2376,6 @@ int fastpt_new(const struct intelpt_params *p,
 			fast_destroy(&fb->base);
 			return PTD_ERR_NOMEM;
 		}
-		for (unsigned i = 0; i < fb->nthreads; i++)
-			if (pthread_create(&fb->threads[i], NULL, worker_main,
-					   &fb->workers[i])) {
-				fb->nthreads = i;
-				util_errf(err, errlen, "cannot start decoder threads");
-				fast_destroy(&fb->base);
-				return PTD_ERR_NOMEM;
-			}
 	}
 	*out = &fb->base;
 	return 0;
