@@ -124,11 +124,16 @@ def check_rows(cap, caller, seen, upd):
             # it did; between polls it rightly claims nothing.
             near = [x for x in (m - 1, m + 1) if 0 <= x < len(rows) and
                     rows[x]["kind"] != "uncertain" and rows[x]["hash"] == h]
-            if not near:
-                fail("at %d the loader read %s, inside an uncertain row next to "
-                     "no row holding those bytes" % (t, h))
             print("  (the loader's read at %d lies in an uncertain row: no poll "
-                  "between %d and %d)" % (t, r["frm"], r["to"]))
+                  "between %d and %d%s)" % (t, r["frm"], r["to"],
+                                            "" if near else "; that version was never polled"))
+            if not near:
+                # polls so late (a sanitizer build on a busy machine) that
+                # the version came and went between two of them: ptcapture
+                # rightly claims nothing there; the updates around it
+                # cannot be checked row by row
+                where.append(m)
+                continue
             m, r = near[0], rows[near[0]]
         if r["hash"] != h:
             fail("at %d the loader read %s, the row there holds %s (%s)" %
@@ -136,6 +141,11 @@ def check_rows(cap, caller, seen, upd):
         where.append(m)
     for k, (u0, u1, what) in enumerate(upd):
         i, j = where[k], where[k + 1]
+        if "uncertain" in (rows[i]["kind"], rows[j]["kind"]):
+            if i > j:
+                fail("update %s: the loader's reads go backwards in the rows" % what)
+            print("  update %-6s: a version around it was never polled" % what)
+            continue
         if i >= j:
             fail("update %s: the versions before and after it share a row" % what)
         if rows[i]["to"] > u1 or rows[j]["frm"] < u0:
