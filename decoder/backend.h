@@ -28,6 +28,11 @@ struct backend {
 			  struct ptd_block_info *info);
 	int (*block_insn)(const struct backend *b, const struct ptd_block *blk,
 			  uint32_t i, struct ptd_event *ev);
+	/* Optional: the disassembly (Intel syntax) of the instruction event
+	 * next() returned last, when the decoder kept it; its length, or
+	 * PTD_ERR_UNSUPPORTED. */
+	int (*insn_text)(struct backend *b, const struct ptd_event *ev,
+			 char *buf, size_t len);
 	/* Message for the last failure, "" if none. */
 	const char *(*errmsg)(struct backend *b);
 	void (*destroy)(struct backend *b);

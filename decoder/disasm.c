@@ -14,6 +14,7 @@ struct disasm {
 	csh fast;           /* no detail: text, lengths, instruction ids */
 	csh full;           /* detail: operands of branches */
 	cs_insn *fast_insn, *full_insn;
+	const cs_insn *last;  /* the last instruction decoded, NULL if none */
 };
 
 static int is_x86(enum disasm_arch a)
@@ -108,6 +109,23 @@ static int decode(csh h, cs_insn *insn, const uint8_t *bytes, size_t size,
 	return (int)insn->size;
 }
 
+/* "mnemonic op_str" of a decoded instruction, without printf: this runs
+ * once per distinct instruction of a text dump.  Returns the length. */
+static size_t put_text(const cs_insn *in, char *out, size_t outlen)
+{
+	size_t m = strnlen(in->mnemonic, outlen - 1);
+	size_t o = in->op_str[0] && m + 1 < outlen - 1 ?
+		   strnlen(in->op_str, outlen - 2 - m) : 0;
+
+	memcpy(out, in->mnemonic, m);
+	if (o) {
+		out[m++] = ' ';
+		memcpy(out + m, in->op_str, o);
+	}
+	out[m + o] = '\0';
+	return m + o;
+}
+
 int disasm_one(struct disasm *d, const uint8_t *bytes, size_t size,
 	       uint64_t ip, char *out, size_t outlen)
 {
@@ -115,26 +133,22 @@ int disasm_one(struct disasm *d, const uint8_t *bytes, size_t size,
 
 	if (!d || !bytes || !out || !outlen)
 		return PTD_ERR_INVAL;
+	d->last = NULL;
 	n = decode(d->fast, d->fast_insn, bytes, size, ip);
 	if (n < 0) {
 		snprintf(out, outlen, "(bad)");
 		return n;
 	}
-	{
-		/* "mnemonic op_str" without printf: this runs once per distinct
-		 * instruction of a text dump */
-		size_t m = strnlen(d->fast_insn->mnemonic, outlen - 1);
-		size_t o = d->fast_insn->op_str[0] && m + 1 < outlen - 1 ?
-			   strnlen(d->fast_insn->op_str, outlen - 2 - m) : 0;
-
-		memcpy(out, d->fast_insn->mnemonic, m);
-		if (o) {
-			out[m++] = ' ';
-			memcpy(out + m, d->fast_insn->op_str, o);
-		}
-		out[m + o] = '\0';
-	}
+	d->last = d->fast_insn;
+	put_text(d->fast_insn, out, outlen);
 	return n;
+}
+
+int disasm_last_text(const struct disasm *d, char *out, size_t outlen)
+{
+	if (!d || !out || !outlen || !d->last)
+		return PTD_ERR_INVAL;
+	return (int)put_text(d->last, out, outlen);
 }
 
 /* ---------------------------------------------------------------- x86 */
@@ -349,10 +363,12 @@ int disasm_insn_info(struct disasm *d, const uint8_t *bytes, size_t size,
 	if (!d || !bytes || !info)
 		return PTD_ERR_INVAL;
 	memset(info, 0, sizeof(*info));
+	d->last = NULL;
 	if (is_x86(d->arch)) {
 		n = decode(d->fast, d->fast_insn, bytes, size, ip);
 		if (n < 0)
 			return n;
+		d->last = d->fast_insn;   /* a re-decode with detail: same text */
 		info->len = (unsigned int)n;
 		x86_info(d, bytes, size, ip, info);
 		info->cond = info->kind == DISASM_COND_JUMP;
@@ -362,6 +378,7 @@ int disasm_insn_info(struct disasm *d, const uint8_t *bytes, size_t size,
 	n = decode(d->full, d->full_insn, bytes, size, ip);
 	if (n < 0)
 		return n;
+	d->last = d->full_insn;
 	info->len = (unsigned int)n;
 	if (d->arch == DISASM_A64)
 		a64_info(d->full_insn, info);

@@ -70,6 +70,13 @@ void disasm_free(struct disasm *d);
 int disasm_one(struct disasm *d, const uint8_t *bytes, size_t size,
 	       uint64_t ip, char *out, size_t outlen);
 
+/* The text of the instruction the last successful disasm_one or
+ * disasm_insn_info call decoded, as disasm_one writes it: returns its
+ * length (>= 0), or PTD_ERR_INVAL when nothing was decoded yet.  Lets a
+ * caller that classified an instruction keep its text without decoding
+ * it a second time (capstone formats the text either way). */
+int disasm_last_text(const struct disasm *d, char *out, size_t outlen);
+
 /* Length and branch class of the instruction at bytes (at address ip).
  * Returns its length (> 0) or PTD_ERR_DECODE / PTD_ERR_INVAL. */
 int disasm_insn_info(struct disasm *d, const uint8_t *bytes, size_t size,

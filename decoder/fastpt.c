@@ -52,6 +52,11 @@ struct fblock {
 	struct fblock *hnext;            /* hash chain */
 	uint16_t *off;                   /* instruction offsets, ninsn */
 	uint8_t *bytes;                  /* the code, len bytes */
+	/* disassembly of each instruction (capstone formats it while
+	 * classifying anyway), kept once a text consumer asked for it:
+	 * instruction i at text + toff[i]; NULL otherwise */
+	const uint32_t *toff;
+	const char *text;
 };
 
 /* Memory for blocks comes from an arena freed as a whole. */
@@ -262,6 +267,8 @@ struct fast_backend {
 	size_t window;             /* segments in flight ahead of consumer */
 	size_t cache_max;          /* block cache bound per worker, bytes */
 	int count_only;            /* hand out counts and events, no blocks */
+	int keep_text;             /* set by the first fast_insn_text call:
+				    * blocks built after it keep their text */
 	int pool_started;          /* pool threads are started on the first
 				    * call for blocks, never for ptd_next */
 
@@ -303,6 +310,8 @@ struct worker {
 	 * retired_upto (output order) still pointed at them */
 	struct arena_chunk *retired;
 	size_t retired_upto;
+	char *tbuf;                      /* build_block's text scratch */
+	size_t tcap;
 	/* workers sit side by side in an array: keep one's counters off the
 	 * cache line of the next one's epoch (false sharing cost -j2 a
 	 * third of its speed) */
@@ -829,6 +838,25 @@ static struct disasm *dis_for(struct bcache *c, uint8_t mode)
 	return c->dis[i];
 }
 
+/* Appends the text of the instruction d just classified to the worker's
+ * scratch (at *tlen, its offset to *at); "(bad)" when capstone could not
+ * decode it (libipt judged it: d holds no instruction then).  Returns 0 or -1 (memory). */
+static int keep_insn_text(struct worker *w, struct disasm *d, uint32_t *tlen,
+			  uint32_t *at)
+{
+	char t[160];
+	int n = disasm_last_text(d, t, sizeof(t));
+
+	if (n < 0)
+		n = snprintf(t, sizeof(t), "(bad)");
+	if (util_grow((void **)&w->tbuf, &w->tcap, *tlen + (size_t)n + 1, 1))
+		return -1;
+	memcpy(w->tbuf + *tlen, t, (size_t)n + 1);
+	*at = *tlen;
+	*tlen += (uint32_t)n + 1;
+	return 0;
+}
+
 /* Decodes the block at k->ip from the image valid now. */
 static struct fblock *build_block(struct walk *k)
 {
@@ -840,9 +868,9 @@ static struct fblock *build_block(struct walk *k)
 	struct disasm_insn_info info;
 	struct fblock *b;
 	uint64_t ip = k->ip, vend, from, to;
-	uint32_t n = 0, len = 0;
+	uint32_t n = 0, len = 0, toff[FB_MAX_INSN], tlen = 0;
 	uint8_t kind = FB_FALL, last_iclass = PTD_IC_OTHER;
-	int rc;
+	int rc, keep_text = __atomic_load_n(&k->w->fb->keep_text, __ATOMIC_RELAXED);
 
 	if (!d || k->mode == PTD_MODE_UNKNOWN)
 		return NULL;
@@ -886,6 +914,8 @@ static struct fblock *build_block(struct walk *k)
 				to = h2.valid_to;
 			vend = h2.start + h2.len;
 		}
+		if (keep_text && keep_insn_text(k->w, d, &tlen, &toff[n]))
+			return NULL;
 		off[n++] = (uint16_t)len;
 		memcpy(code + len, ibuf, (size_t)rc);
 		len += (uint32_t)rc;
@@ -914,11 +944,23 @@ static struct fblock *build_block(struct walk *k)
 	}
 	if (kind == FB_FALL && n == 0)
 		return NULL;
-	b = arena_alloc(c, sizeof(*b) + n * sizeof(uint16_t) + len);
+	b = arena_alloc(c, sizeof(*b) + (keep_text ? n * sizeof(uint32_t) + tlen + 1 : 0) +
+			n * sizeof(uint16_t) + len);
 	if (!b)
 		return NULL;
 	memset(b, 0, sizeof(*b));
-	b->off = (uint16_t *)(b + 1);
+	if (keep_text) {
+		uint32_t *t = (uint32_t *)(b + 1);
+
+		memcpy(t, toff, n * sizeof(uint32_t));
+		b->toff = t;
+		b->text = (const char *)(t + n);
+		memcpy((char *)b->text, k->w->tbuf, tlen);
+		/* the offsets after the text: 2-byte aligned */
+		b->off = (uint16_t *)(b->text + ((tlen + 1) & ~1u));
+	} else {
+		b->off = (uint16_t *)(b + 1);
+	}
 	b->bytes = (uint8_t *)(b->off + n);
 	memcpy(b->off, off, n * sizeof(uint16_t));
 	memcpy(b->bytes, code, len);
@@ -2231,6 +2273,32 @@ static int fast_next(struct backend *base, struct ptd_event *ev)
 	}
 }
 
+/* The text of the instruction fast_next returned last, when its block
+ * kept it.  The first call asks the builders to keep text from now on. */
+static int fast_insn_text(struct backend *base, const struct ptd_event *ev,
+			  char *buf, size_t len)
+{
+	struct fast_backend *fb = (struct fast_backend *)base;
+	const struct fblock *b;
+	const char *t;
+	size_t n;
+
+	__atomic_store_n(&fb->keep_text, 1, __ATOMIC_RELAXED);
+	if (ev->kind != PTD_EV_INSN || !len || fb->run_i >= fb->run_n || !fb->insn_i)
+		return PTD_ERR_UNSUPPORTED;
+	b = fb->run[fb->run_i].priv;
+	if (!b || !b->text || fb->insn_i > b->ninsn ||
+	    b->ip + b->off[fb->insn_i - 1] != ev->ip || b->image != ev->image)
+		return PTD_ERR_UNSUPPORTED;
+	t = b->text + b->toff[fb->insn_i - 1];
+	n = strlen(t);
+	if (n >= len)
+		n = len - 1;
+	memcpy(buf, t, n);
+	buf[n] = '\0';
+	return (int)n;
+}
+
 static const char *fast_errmsg(struct backend *base)
 {
 	return ((struct fast_backend *)base)->errmsg;
@@ -2266,6 +2334,7 @@ static void fast_destroy(struct backend *base)
 		for (size_t i = 0; i < nw; i++) {
 			bcache_free(&fb->workers[i].cache);
 			free_chunks(fb->workers[i].retired);
+			free(fb->workers[i].tbuf);
 			oracle_free(&fb->workers[i].orc);
 		}
 		free(fb->workers);
@@ -2298,7 +2367,7 @@ void fastpt_get_stats(struct backend *base, struct fastpt_stats *st)
 int fastpt_new(const struct intelpt_params *p,
 	       const struct intelpt_queue *queues, size_t nqueues,
 	       struct imgstore *st, const struct sideband *sb,
-	       unsigned int nthreads, size_t cache_max, int count_only,
+	       unsigned int nthreads, size_t cache_max, unsigned int flags,
 	       struct backend **out, char *err, size_t errlen)
 {
 	struct fast_backend *fb;
@@ -2314,13 +2383,15 @@ int fastpt_new(const struct intelpt_params *p,
 	pthread_cond_init(&fb->cond_work, NULL);
 	fb->base.next = fast_next;
 	fb->base.next_blocks = fast_next_blocks;
+	fb->base.insn_text = fast_insn_text;
 	fb->base.block_info = fast_block_info;
 	fb->base.block_insn = fast_block_insn;
 	fb->base.errmsg = fast_errmsg;
 	fb->base.destroy = fast_destroy;
 	fb->p = *p;
 	fb->cache_max = cache_max ? cache_max : CACHE_MAX;
-	fb->count_only = count_only;
+	fb->count_only = !!(flags & FASTPT_COUNT_ONLY);
+	fb->keep_text = !!(flags & FASTPT_KEEP_TEXT);
 	fb->st = st;
 	fb->sb = sb;
 	fb->queues = calloc(nqueues ? nqueues : 1, sizeof(*fb->queues));

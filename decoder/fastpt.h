@@ -32,15 +32,21 @@ struct fastpt_stats {
 	uint64_t segments, fallback_segments, blocks_built, block_hits, memo_hits;
 };
 
+enum fastpt_flags {
+	FASTPT_COUNT_ONLY = 1u << 0,
+	FASTPT_KEEP_TEXT = 1u << 1,
+};
+
 /* Creates the backend.  nthreads decoding threads: nthreads - 1 in a pool
  * and the caller's (0: one per online CPU).  cache_max bounds each
- * thread's block cache in bytes (0: 256 MiB).  count_only: next_blocks hands
- * out counts and events, no blocks (the walk keeps no records).  Other arguments as for
- * intelpt_new(). */
+ * thread's block cache in bytes (0: 256 MiB).  flags: FASTPT_COUNT_ONLY:
+ * next_blocks hands out counts and events, no blocks (the walk keeps no
+ * records); FASTPT_KEEP_TEXT: blocks keep their instructions' text from
+ * the start (insn_text).  Other arguments as for intelpt_new(). */
 int fastpt_new(const struct intelpt_params *p,
 	       const struct intelpt_queue *queues, size_t nqueues,
 	       struct imgstore *st, const struct sideband *sb,
-	       unsigned int nthreads, size_t cache_max, int count_only,
+	       unsigned int nthreads, size_t cache_max, unsigned int flags,
 	       struct backend **out, char *err, size_t errlen);
 
 void fastpt_get_stats(struct backend *b, struct fastpt_stats *st);

@@ -908,7 +908,9 @@ static int new_ipt_backend(struct ptd_session *s, const struct intelpt_params *p
 	s->fast = 1;
 	return fastpt_new(p, q, n, s->st, sb, s->opts.threads,
 			  s->opts.block_cache_max,
-			  !!(s->opts.flags & PTD_OPEN_COUNT_ONLY), &s->be, err, errlen);
+			  ((s->opts.flags & PTD_OPEN_COUNT_ONLY) ? FASTPT_COUNT_ONLY : 0) |
+			  ((s->opts.flags & PTD_OPEN_INSN_TEXT) ? FASTPT_KEEP_TEXT : 0),
+			  &s->be, err, errlen);
 }
 
 /* cs_etm: one CoreSight queue per AUX queue, each AUXTRACE record a chunk
@@ -1312,6 +1314,16 @@ int ptd_next(struct ptd_session *s, struct ptd_event *ev)
 		return fail(s, PTD_ERR_INVAL, "ptd_next: the session was opened with "
 			    "PTD_OPEN_COUNT_ONLY (no instructions): use ptd_next_blocks");
 	return next_event(s, ev);
+}
+
+int ptd_insn_text(struct ptd_session *s, const struct ptd_event *ev,
+		  char *buf, size_t len)
+{
+	if (!s || !ev || !buf || !len)
+		return PTD_ERR_INVAL;
+	if (!s->be || !s->be->insn_text)
+		return PTD_ERR_UNSUPPORTED;
+	return s->be->insn_text(s->be, ev, buf, len);
 }
 
 /* ptd_next, also under ptd_next_blocks for backends without blocks. */

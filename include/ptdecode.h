@@ -112,6 +112,9 @@ enum ptd_open_flags {
 	 * all the same), and ptd_next fails with PTD_ERR_INVAL.  The fast
 	 * decoder then writes no block records: -j N scales better. */
 	PTD_OPEN_COUNT_ONLY = 1u << 1,
+	/* The caller will ask ptd_insn_text() for every new instruction: the
+	 * decoder keeps each instruction's text from the start. */
+	PTD_OPEN_INSN_TEXT = 1u << 2,
 };
 
 /* Which Intel PT flow decoder to use. */
@@ -281,6 +284,18 @@ struct ptd_event {
  * that the decoder recovers from are events (PTD_EV_ERROR), not return
  * values. */
 PTD_API int ptd_next(struct ptd_session *s, struct ptd_event *ev);
+
+/* The disassembly (Intel syntax, as capstone writes it) of the PTD_EV_INSN
+ * event ptd_next() just returned (ev), kept by the decoder from when it
+ * classified the instruction, so a text view need not disassemble each new
+ * instruction a second time.  Returns the text's length (>= 0) with the
+ * text in buf (truncated to len - 1), or PTD_ERR_UNSUPPORTED when the
+ * decoder has none (--decoder=libipt, CoreSight, events that are not
+ * instructions, blocks decoded before the first call unless the session
+ * was opened with PTD_OPEN_INSN_TEXT): disassemble ev->raw then.  The
+ * first call makes the decoder keep text from then on. */
+PTD_API int ptd_insn_text(struct ptd_session *s, const struct ptd_event *ev,
+			  char *buf, size_t len);
 
 /* A run of instructions executed one after the other, the unit of the fast
  * interface below.  Kept small (16 bytes) because traces hold billions of

@@ -3,6 +3,7 @@
  * ptdecode - the command line: options in, events through a view, out.
  */
 #include "coverage.h"
+#include "outfile.h"
 #include "views.h"
 
 #include <errno.h>
@@ -336,6 +337,10 @@ int main(int argc, char **argv)
 	/* counting only (below): no blocks needed, the decoder keeps none */
 	if (!coverage && vo.kind == VIEW_NONE && !ncpus && !npids && !ntids)
 		oo.flags |= PTD_OPEN_COUNT_ONLY;
+	/* the insn text view takes each new instruction's text from the
+	 * decoder, which classified it with capstone already */
+	if (vo.kind == VIEW_INSN && vo.show_disasm && !vo.att && !vo.json)
+		oo.flags |= PTD_OPEN_INSN_TEXT;
 	oo.raw_images = raws;
 	oo.n_raw_images = nraw;
 	oo.search_path = nsearch ? search : NULL;
@@ -350,7 +355,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	vo.out = stdout;
-	if (outpath && !(vo.out = fopen(outpath, "w"))) {
+	if (outpath && !(vo.out = outfile_open(outpath))) {
 		fprintf(stderr, "ptdecode: cannot write %s: %s\n", outpath, strerror(errno));
 		ptd_close(s);
 		return 1;
@@ -430,5 +435,6 @@ done:
 		status = 1;
 	}
 	ptd_close(s);
+	outfile_wait();
 	return status;
 }

@@ -176,7 +176,10 @@ static size_t insn_tail(struct view *v, const struct ptd_event *ev, char *out,
 	if (v->o.show_disasm) {
 		struct disasm *d = dis_for(v, ev->mode);
 
-		if (!d || disasm_one(d, ev->raw, ev->size, ev->ip, text, sizeof(text)) < 0)
+		/* the decoder's own text when it has it (Intel syntax): one
+		 * capstone pass per new instruction instead of two */
+		if ((v->o.att || ptd_insn_text(v->s, ev, text, sizeof(text)) < 0) &&
+		    (!d || disasm_one(d, ev->raw, ev->size, ev->ip, text, sizeof(text)) < 0))
 			snprintf(text, sizeof(text), "(bad)");
 	}
 	if (v->o.show_sym || v->o.show_src) {

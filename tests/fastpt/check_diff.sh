@@ -34,6 +34,14 @@ for j in 1 2; do
         rc=1
     fi
 done
+# the disassembly the fast decoder keeps for the text view
+# (PTD_OPEN_INSN_TEXT) is the view's own capstone text on the libipt path
+"$ptdecode" -q --decoder=libipt --insn "$@" 2>&1 | flow - >"$tmp/ref.text"
+"$ptdecode" -q --decoder=fast -j1 --insn "$@" 2>&1 | flow - >"$tmp/fast.text"
+if ! cmp -s "$tmp/ref.text" "$tmp/fast.text"; then
+    echo "FAIL: --insn text differs from the libipt path's:"
+    diff "$tmp/ref.text" "$tmp/fast.text" | head -6; rc=1
+fi
 if cmp -s "$tmp/ref.flow" "$tmp/fast.flow"; then
     echo "OK: $(grep -c '^0x' "$tmp/ref.flow") instructions and $(grep -c '^\[error' "$tmp/ref.flow") errors identical"
 else
