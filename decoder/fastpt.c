@@ -106,24 +106,6 @@ struct bcache {
 	struct disasm *dis[3];
 };
 
-/* Maps fresh zeroed memory's pages writable in one call (a hint: errors
- * are ignored).  Left to faults, a page first read (a table lookup) maps
- * the shared zero page, and the write after it must flush the TLB of
- * every CPU running our threads: an IPI per page, expensive in a VM. */
-static void populate(void *p, size_t len)
-{
-#ifdef MADV_POPULATE_WRITE
-	uintptr_t a = ((uintptr_t)p + 4095) & ~(uintptr_t)4095;
-	uintptr_t e = ((uintptr_t)p + len) & ~(uintptr_t)4095;
-
-	if (e > a)
-		madvise((void *)a, e - a, MADV_POPULATE_WRITE);
-#else
-	(void)p;
-	(void)len;
-#endif
-}
-
 static void *arena_alloc(struct bcache *c, size_t n)
 {
 	struct arena_chunk *a = c->chunks;
@@ -1235,7 +1217,7 @@ static void memo_begin(struct walk *k, struct fblock *start)
 	if (!c->memo) {
 		if (!(c->memo = calloc((size_t)1 << MEMO_BITS, sizeof(*c->memo))))
 			return;
-		populate(c->memo, sizeof(*c->memo) << MEMO_BITS);
+		util_populate(c->memo, sizeof(*c->memo) << MEMO_BITS);
 	}
 	k->rec = 1;
 	k->rec_tip = 0;
@@ -1810,7 +1792,7 @@ static void run_segment(struct worker *w, struct segment *seg)
 			if (r) {
 				seg->recs = r;
 				seg->rcap = want;
-				populate(r, want * sizeof(*r));
+				util_populate(r, want * sizeof(*r));
 			}
 		}
 	}
@@ -2436,7 +2418,7 @@ int fastpt_new(const struct intelpt_params *p,
 		fast_destroy(&fb->base);
 		return PTD_ERR_NOMEM;
 	}
-	populate(fb->workers, nw * sizeof(*fb->workers));  /* block tables */
+	util_populate(fb->workers, nw * sizeof(*fb->workers));  /* block tables */
 	for (size_t i = 0; i < nw; i++) {
 		fb->workers[i].fb = fb;
 		fb->workers[i].st = st;

@@ -15,6 +15,13 @@ void util_errf(char *buf, size_t len, const char *fmt, ...)
  * Returns 0, or -1 when out of memory (the old array stays valid). */
 int util_grow(void **arr, size_t *cap, size_t n, size_t esz);
 
+/* Maps fresh zeroed memory's pages writable in one call (a hint: errors
+ * are ignored).  Left to faults, a page first read (a table lookup) maps
+ * the shared zero page, and the write after it must flush the TLB of
+ * every CPU running the process's threads: an IPI per page, expensive in
+ * a VM, once a second thread exists. */
+void util_populate(void *p, size_t len);
+
 /* A read-only mapping of a whole file. */
 struct util_map {
 	const uint8_t *data;
@@ -23,6 +30,10 @@ struct util_map {
 /* Returns 0, or a negative enum ptd_error with a message in err. */
 int util_map_file(const char *path, struct util_map *m, char *err, size_t errlen);
 void util_unmap(struct util_map *m);
+
+/* 1 when both paths name the same existing file (same device and inode,
+ * whatever links lead there), else 0. */
+int util_same_file(const char *a, const char *b);
 
 static inline uint16_t util_le16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
 static inline uint32_t util_le32(const uint8_t *p)

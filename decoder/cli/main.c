@@ -60,6 +60,8 @@ static void usage(FILE *f)
 "  -j, --jobs N         decoder threads (default: one per core)\n"
 "  --block-cache SIZE   decoded blocks kept per thread (default 256M);\n"
 "                       a full cache is emptied and rebuilt\n"
+"  --write-thread       text output written by a thread of its own (off:\n"
+"                       slower on 2 cores, see docs/ARCHITECTURE.md)\n"
 "  --no-versioning      debug: decode with the last version of each\n"
 "                       address, ignoring time\n"
 "  -q, --quiet          no warnings on standard error\n"
@@ -127,7 +129,7 @@ int main(int argc, char **argv)
 		O_INSN = 256, O_BRANCHES, O_CALLS, O_STATS, O_FORMAT, O_PT, O_RAW,
 		O_ELF, O_PAGES, O_CPU, O_SYSROOT, O_SEARCH, O_VMLINUX, O_KALLSYMS,
 		O_CPUF, O_PID, O_TID, O_TIME, O_MAXI, O_NOVER, O_NOSYM, O_NODIS,
-		O_ATT, O_VERSION, O_DECODER, O_SRC, O_COVERAGE, O_BCACHE,
+		O_ATT, O_VERSION, O_DECODER, O_SRC, O_COVERAGE, O_BCACHE, O_WTHREAD,
 	};
 	static const struct option lopts[] = {
 		{ "insn", no_argument, 0, O_INSN },
@@ -162,10 +164,12 @@ int main(int argc, char **argv)
 		{ "decoder", required_argument, 0, O_DECODER },
 		{ "jobs", required_argument, 0, 'j' },
 		{ "block-cache", required_argument, 0, O_BCACHE },
+		{ "write-thread", no_argument, 0, O_WTHREAD },
 		{ 0, 0, 0, 0 },
 	};
 	struct ptd_open_opts oo = { .sz = sizeof(oo) };
 	struct view_opts vo = { .kind = VIEW_INSN, .show_sym = 1, .show_disasm = 1 };
+	int write_thread = 0;
 	struct ptd_raw_image raws[256];
 	const char *search[65] = { 0 };
 	size_t nraw = 0, nsearch = 0;
@@ -307,6 +311,7 @@ int main(int argc, char **argv)
 		case O_NOSYM: vo.show_sym = 0; break;
 		case O_NODIS: vo.show_disasm = 0; break;
 		case O_ATT: vo.att = 1; break;
+		case O_WTHREAD: write_thread = 1; break;
 		case O_SRC: vo.show_src = 1; break;
 		case 't': vo.show_time = 1; break;
 		case 'q': quiet = 1; break;
@@ -361,6 +366,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	setvbuf(vo.out, NULL, _IOFBF, 1 << 16);
+	vo.writer_thread = write_thread;
 	v = view_new(&vo, s);
 	if (!v) {
 		fprintf(stderr, "ptdecode: out of memory\n");

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #include "views.h"
 #include "disasm.h"
+#include "writer.h"
+#include "util.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -31,8 +33,7 @@ struct view {
 	struct fcache_ent *fc;      /* direct-mapped, 2^FCACHE_BITS */
 	char *arena;
 	size_t arena_used;
-	char obuf[1 << 16];         /* line assembly, written in big pieces */
-	size_t olen;
+	struct writer w;            /* instruction lines, written in big pieces */
 };
 
 struct view *view_new(const struct view_opts *o, struct ptd_session *s)
@@ -44,22 +45,24 @@ struct view *view_new(const struct view_opts *o, struct ptd_session *s)
 	v->o = *o;
 	v->s = s;
 	v->depth_tid = -2;
+	if (writer_init(&v->w, o->out, o->writer_thread)) {
+		free(v);
+		return NULL;
+	}
 	return v;
 }
 
+/* Before writing to the FILE directly. */
 static void out_flush(struct view *v)
 {
-	if (v->olen) {
-		fwrite(v->obuf, 1, v->olen, v->o.out);
-		v->olen = 0;
-	}
+	writer_flush(&v->w);
 }
 
 void view_free(struct view *v)
 {
 	if (!v)
 		return;
-	out_flush(v);
+	writer_fini(&v->w);
 	free(v->fc);
 	free(v->arena);
 	for (int i = 0; i < 6; i++)
@@ -215,8 +218,12 @@ static const char *cached_tail(struct view *v, const struct ptd_event *ev,
 	char buf[1024];
 	size_t n;
 
-	if (!v->fc && !(v->fc = calloc(1u << FCACHE_BITS, sizeof(*v->fc))))
-		return NULL;
+	if (!v->fc) {
+		if (!(v->fc = calloc(1u << FCACHE_BITS, sizeof(*v->fc))))
+			return NULL;
+		/* looked up (read) before written: see util_populate */
+		util_populate(v->fc, (sizeof(*v->fc)) << FCACHE_BITS);
+	}
 	if (!v->arena && !(v->arena = malloc(FCACHE_ARENA)))
 		return NULL;
 	/* indexed by the address itself (the image only moves the slot):
@@ -260,14 +267,13 @@ static void print_insn(struct view *v, const struct ptd_event *ev)
 			tlen = (uint32_t)insn_tail(v, ev, tail, sizeof(tail));
 			t = tail;
 		}
-		if (v->olen + tlen + 24 > sizeof(v->obuf))
-			out_flush(v);
-		o = v->obuf + v->olen;
+		writer_reserve(&v->w, tlen + 24);
+		o = v->w.buf + v->w.len;
 		o += put_hex(o, ev->ip);
 		memcpy(o, t, tlen);
 		o += tlen;
 		*o++ = '\n';
-		v->olen = (size_t)(o - v->obuf);
+		v->w.len = (size_t)(o - v->w.buf);
 		return;
 	}
 	out_flush(v);

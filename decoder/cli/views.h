@@ -19,6 +19,7 @@ struct view_opts {
 	int show_disasm;     /* capstone text */
 	int show_src;        /* source file:line */
 	int att;             /* AT&T syntax */
+	int writer_thread;   /* write on a thread of its own (writer.h) */
 	FILE *out;
 };
 

@@ -36,8 +36,16 @@ big "$tmp/target"; ln -s "$tmp/target" "$tmp/d/link"
 big "$tmp/d/h1"; ln "$tmp/d/h1" "$tmp/d/h2"
 "$ptd" -q --insn -o "$tmp/d/h1" "$cap" && same "$tmp/d/h2" "hard link"
 [ "$(stat -c %i "$tmp/d/h1")" = "$(stat -c %i "$tmp/d/h2")" ] || fail "hard link broken"
+# --write-thread: the same bytes (the output is over 1 MiB: the thread
+# runs), to a file and to a pipe; a write error still exits 1
+[ "$(wc -c <"$tmp/ref")" -gt 2000000 ] || fail "output too small to start the writer thread"
+"$ptd" -q --insn --write-thread -o "$tmp/d/wt" "$cap" && same "$tmp/d/wt" "--write-thread to a file"
+"$ptd" -q --insn --write-thread "$cap" | cat >"$tmp/wtpipe"; same "$tmp/wtpipe" "--write-thread to a pipe"
+"$ptd" -q --insn --write-thread -o /dev/full "$cap" 2>"$tmp/err"; st=$?
+[ $st = 1 ] && grep -q "error writing" "$tmp/err" || fail "--write-thread to /dev/full: exit $st"
+rm -f "$tmp/d/wt"
 # a path that cannot be created: a clear error, exit 1
 "$ptd" -q --insn -o "$tmp/no/such/dir/x" "$cap" 2>"$tmp/err"; st=$?
 [ $st = 1 ] && grep -q "cannot write" "$tmp/err" || fail "unwritable output: exit $st, $(cat "$tmp/err")"
-[ $rc = 0 ] && echo "OK: -o FILE for new, big, small, symlinked, hard-linked and uncreatable files"
+[ $rc = 0 ] && echo "OK: -o FILE for new, big, small, symlinked, hard-linked and uncreatable files; --write-thread"
 exit $rc
