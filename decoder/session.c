@@ -1492,7 +1492,33 @@ int ptd_get_stats(const struct ptd_session *s, struct ptd_stats *st)
 	return 0;
 }
 
-/* The symbol table of an ELF file, read once (NULL when it has none). */
+/* Adds the symbols of path's separate debug file to tab: Debian's ld.so and
+ * libc keep only .dynsym, their static functions (do_lookup_x) are named in
+ * /usr/lib/debug, where perf finds them.  By build id, else by
+ * .gnu_debuglink (CRC checked); none, or none that matches, is no error. */
+static void merge_debug_file(struct ptd_session *s, const char *path,
+			     struct symtab *tab)
+{
+	char dbg[4096], err[256];
+	const char *bid = file_build_id(s, path);
+	size_t n = symtab_count(tab);
+
+	/* want_debug also accepts code files: .build-id/xx/rest may be path
+	 * itself (skipped) or a cached copy of it (it adds no symbol, so the
+	 * debuglink is tried). */
+	if (bid[0] && symtab_find_by_build_id(s->opts.search_path, bid, 1, dbg,
+					      sizeof(dbg)) == 0 &&
+	    !util_same_file(dbg, path) &&
+	    symtab_merge_elf_file(tab, dbg, err, sizeof(err)) == 0 &&
+	    symtab_count(tab) != n)
+		return;
+	if (symtab_find_debuglink(path, dbg, sizeof(dbg)) == 0)
+		symtab_merge_elf_file(tab, dbg, err, sizeof(err));
+}
+
+/* The symbol table of an ELF file and its debug file, read once (NULL when
+ * it is no ELF file; a stripped file whose debug file is missing gives an
+ * empty table). */
 static struct symtab *symfile(struct ptd_session *s, const char *path)
 {
 	char err[256];
@@ -1506,6 +1532,8 @@ static struct symtab *symfile(struct ptd_session *s, const char *path)
 		return NULL;
 	if (symtab_from_elf_file(&tab, path, err, sizeof(err)))
 		tab = NULL;
+	if (tab)
+		merge_debug_file(s, path, tab);
 	s->symfiles[s->nsymfiles].path = strdup(path);
 	if (!s->symfiles[s->nsymfiles].path) {
 		symtab_free(tab);

@@ -493,7 +493,10 @@ static int synth_plt(struct symtab *st, Elf *e, size_t shstrndx)
 	return 0;
 }
 
-static int load_elf(struct symtab *st, Elf *e, const char *path,
+/* own_file: e is the table's own file, whose program headers give the
+ * load bias and whose .plt is code; a separate debug file only adds
+ * symbols (its segments are the same, its .plt is NOBITS). */
+static int load_elf(struct symtab *st, Elf *e, const char *path, int own_file,
 		    char *err, size_t errlen)
 {
 	GElf_Ehdr eh;
@@ -512,7 +515,7 @@ static int load_elf(struct symtab *st, Elf *e, const char *path,
 		return PTD_ERR_UNSUPPORTED;
 	}
 	is_arm = eh.e_machine == EM_ARM;
-	r = read_segments(st, e);
+	r = own_file ? read_segments(st, e) : 0;
 	if (r < 0)
 		return r;
 	exec_sec = calloc(shnum ? shnum : 1, 1);
@@ -532,7 +535,7 @@ static int load_elf(struct symtab *st, Elf *e, const char *path,
 			r = read_symbols(st, e, scn, &sh, exec_sec, shnum, is_arm);
 	}
 	free(exec_sec);
-	if (r == 0 && eh.e_machine == EM_X86_64)
+	if (r == 0 && own_file && eh.e_machine == EM_X86_64)
 		r = synth_plt(st, e, shstrndx);
 	if (r < 0)
 		util_errf(err, errlen, "%s: out of memory reading symbols",
@@ -558,7 +561,7 @@ static int from_elf(struct symtab **out, const char *path,
 		close_elf(e, fd);
 		return PTD_ERR_NOMEM;
 	}
-	r = load_elf(st, e, path, err, errlen);
+	r = load_elf(st, e, path, 1, err, errlen);
 	close_elf(e, fd);
 	if (r < 0) {
 		symtab_free(st);
@@ -581,6 +584,32 @@ int symtab_from_elf_mem(struct symtab **out, const uint8_t *bytes, size_t len,
 			char *err, size_t errlen)
 {
 	return from_elf(out, NULL, bytes, len, err, errlen);
+}
+
+int symtab_merge_elf_file(struct symtab *st, const char *path,
+			  char *err, size_t errlen)
+{
+	size_t n, pool_len;
+	Elf *e;
+	int fd, r;
+
+	if (!st || !path)
+		return PTD_ERR_INVAL;
+	r = open_elf(path, NULL, 0, &e, &fd, err, errlen);
+	if (r < 0)
+		return r;
+	n = st->n;
+	pool_len = st->pool_len;
+	r = load_elf(st, e, path, 0, err, errlen);
+	close_elf(e, fd);
+	if (r < 0) {
+		/* A half-read file must not leave half its symbols. */
+		st->n = n;
+		st->pool_len = pool_len;
+		return r;
+	}
+	finalize(st);
+	return 0;
 }
 
 /* ----------------------------------------------------------- kallsyms */
@@ -786,6 +815,131 @@ int symtab_find_by_build_id(const char *const *dirs, const char *hex,
 				if (m > 0 && (size_t)m < outlen && id_matches(out, hex))
 					return 0;
 			}
+		}
+	}
+	out[0] = 0;
+	return PTD_ERR_NO_IMAGE;
+}
+
+/* --------------------------------------------------------- debuglink */
+
+/* CRC-32 of a whole file as gdb checks .gnu_debuglink (zlib's crc32:
+ * reflected polynomial 0xedb88320).  The table is built per call: cheap
+ * next to reading the file, and no global state. */
+static int file_crc32(const char *path, uint32_t *out)
+{
+	uint32_t table[256], crc = 0xffffffffu;
+	struct util_map m;
+
+	for (uint32_t i = 0; i < 256; i++) {
+		uint32_t c = i;
+		for (int k = 0; k < 8; k++)
+			c = c & 1 ? 0xedb88320u ^ (c >> 1) : c >> 1;
+		table[i] = c;
+	}
+	if (util_map_file(path, &m, NULL, 0) < 0)
+		return -1;
+	for (size_t i = 0; i < m.size; i++)
+		crc = table[(crc ^ m.data[i]) & 0xff] ^ (crc >> 8);
+	util_unmap(&m);
+	*out = ~crc;
+	return 0;
+}
+
+/* The .gnu_debuglink section of path: the debug file's name, NUL, padding
+ * to 4 bytes, the CRC in the file's byte order.  Returns 1 when found. */
+static int read_debuglink(const char *path, char *name, size_t namecap,
+			  uint32_t *crc)
+{
+	GElf_Ehdr eh;
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	Elf *e;
+	int fd, found = 0;
+
+	if (open_elf(path, NULL, 0, &e, &fd, NULL, 0) < 0)
+		return 0;
+	if (!gelf_getehdr(e, &eh) || elf_getshdrstrndx(e, &shstrndx) < 0) {
+		close_elf(e, fd);
+		return 0;
+	}
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		const char *sname;
+		const uint8_t *p;
+		Elf_Data *d;
+		size_t len, crc_off;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS)
+			continue;
+		sname = elf_strptr(e, shstrndx, sh.sh_name);
+		if (!sname || strcmp(sname, ".gnu_debuglink") != 0)
+			continue;
+		d = elf_rawdata(scn, NULL);
+		if (!d || !d->d_buf)
+			break;
+		p = d->d_buf;
+		len = strnlen((const char *)p, d->d_size);
+		crc_off = (len + 4) & ~(size_t)3;
+		/* A bare file name: one with '/' could point anywhere. */
+		if (!len || len >= namecap || crc_off + 4 > d->d_size ||
+		    memchr(p, '/', len))
+			break;
+		memcpy(name, p, len);
+		name[len] = 0;
+		p += crc_off;
+		*crc = eh.e_ident[EI_DATA] == ELFDATA2MSB ?
+		       (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+		       (uint32_t)p[2] << 8 | p[3] : util_le32(p);
+		found = 1;
+		break;
+	}
+	close_elf(e, fd);
+	return found;
+}
+
+int symtab_find_debuglink(const char *path, char *out, size_t outlen)
+{
+	char name[256], dirs[2][4096], *real;
+	const char *names[2];
+	size_t nd = 0, i, k;
+	uint32_t want, crc;
+
+	if (!path || !out || !outlen)
+		return PTD_ERR_INVAL;
+	out[0] = 0;
+	if (!read_debuglink(path, name, sizeof(name), &want))
+		return PTD_ERR_NO_IMAGE;
+	/* The directory as named and as resolved: /lib64/ld-linux-x86-64.so.2
+	 * is a link into /usr/lib/x86_64-linux-gnu, where the debug file
+	 * lies. */
+	real = realpath(path, NULL);
+	names[0] = path;
+	names[1] = real;
+	for (i = 0; i < 2 && names[i]; i++) {
+		const char *slash = strrchr(names[i], '/');
+		int m = slash ? snprintf(dirs[nd], sizeof(dirs[nd]), "%.*s",
+					 (int)(slash - names[i]), names[i]) :
+				snprintf(dirs[nd], sizeof(dirs[nd]), ".");
+
+		if (m >= 0 && (size_t)m < sizeof(dirs[nd]) &&
+		    (!nd || strcmp(dirs[0], dirs[nd]) != 0))
+			nd++;
+	}
+	free(real);
+	for (i = 0; i < nd; i++) {
+		for (k = 0; k < 3; k++) {
+			int m;
+
+			if (k == 2 && dirs[i][0] != '/' && dirs[i][0])
+				continue;   /* relative: no /usr/lib/debug twin */
+			m = snprintf(out, outlen, k == 0 ? "%s/%s" : k == 1 ?
+				     "%s/.debug/%s" : "/usr/lib/debug%s/%s",
+				     dirs[i], name);
+			if (m > 0 && (size_t)m < outlen && is_regular(out) &&
+			    !util_same_file(out, path) &&
+			    file_crc32(out, &crc) == 0 && crc == want)
+				return 0;
 		}
 	}
 	out[0] = 0;

@@ -9,7 +9,10 @@
  *
  * Which symbols are kept: STT_FUNC, STT_GNU_IFUNC, and STT_NOTYPE symbols
  * defined in an executable section (hand-written assembly), from .symtab
- * and .dynsym; "name@plt" for x86-64 PLT slots; text symbols of kallsyms.
+ * and .dynsym, of the file and of its separate debug file when merged
+ * (symtab_merge_elf_file; found with symtab_find_by_build_id or
+ * symtab_find_debuglink); "name@plt" for x86-64 PLT slots; text symbols
+ * of kallsyms.
  * Arm mapping symbols ($a, $t, $d, $x) are skipped, the Thumb bit of Arm
  * function addresses is cleared.
  *
@@ -46,6 +49,17 @@ int symtab_from_elf_file(struct symtab **out, const char *path,
  * outlive the call. */
 int symtab_from_elf_mem(struct symtab **out, const uint8_t *bytes, size_t len,
 			char *err, size_t errlen);
+
+/* Adds the function symbols of another ELF file of the same image, its
+ * separate debug file (Debian's ld.so and libc keep only .dynsym; the
+ * .symtab with their static functions is in /usr/lib/debug), read by the
+ * rules above.  The table keeps its own segments (the load bias) and PLT
+ * entries (a debug file's .plt is NOBITS); duplicates at one address are
+ * resolved by the usual name rules.  The caller checks that the file
+ * matches (build id, debuglink CRC).  Returns 0, or a negative enum
+ * ptd_error with err set and the table unchanged. */
+int symtab_merge_elf_file(struct symtab *st, const char *path,
+			  char *err, size_t errlen);
 
 /* Reads /proc/kallsyms format: "ADDR TYPE NAME [MODULE]" per line.  Keeps
  * text symbols (t, T, w, W), which include BPF programs
@@ -96,5 +110,13 @@ int symtab_build_id(const char *path, const uint8_t *bytes, size_t len,
  * matches.  Returns 0 or PTD_ERR_NO_IMAGE. */
 int symtab_find_by_build_id(const char *const *dirs, const char *build_id_hex,
 			    int want_debug, char *out, size_t outlen);
+
+/* Finds the separate debug file that the .gnu_debuglink section of the ELF
+ * file path names, where gdb looks: DIR/NAME, DIR/.debug/NAME and
+ * /usr/lib/debug/DIR/NAME, DIR being path's directory as given and with
+ * links resolved.  A candidate counts only if it is not path itself and
+ * the CRC-32 of its contents is the section's.  Writes its path to out;
+ * returns 0 or PTD_ERR_NO_IMAGE (no debuglink, or no matching file). */
+int symtab_find_debuglink(const char *path, char *out, size_t outlen);
 
 #endif

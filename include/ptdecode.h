@@ -366,7 +366,10 @@ struct ptd_stats {
 
 PTD_API int ptd_get_stats(const struct ptd_session *s, struct ptd_stats *st);
 
-/* Symbol for an address in the context of a pid (-1: kernel/any).
+/* Symbol for an address in the context of a pid (-1: kernel/any).  ELF
+ * files give their .symtab and .dynsym symbols and those of their separate
+ * debug file (by build id in search_path, /usr/lib/debug and ~/.debug, else
+ * by .gnu_debuglink with its CRC checked).
  * Writes "name" into buf and the offset from its start into *off.
  * Returns 0, or PTD_ERR_NO_IMAGE when no symbol is known. */
 PTD_API int ptd_symbolize(struct ptd_session *s, int pid, uint64_t addr,
