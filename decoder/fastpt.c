@@ -1697,23 +1697,33 @@ static void read_psb_plus(struct pt_packet_decoder *pkt, uint64_t off,
 
 /* One pass over the queue: PSB positions and their PSB+, dropping scanned
  * pages every few MiB so the scan's footprint stays small. */
-static int find_segments(struct fast_backend *fb, struct fqueue *fq)
+/* The PSBs of pieces [from, to) of a queue: segment starts, in order. */
+struct scan {
+	struct fast_backend *fb;
+	struct fqueue *fq;
+	const struct intelpt_piece *pc;
+	size_t from, to;
+	struct segment *segs;
+	size_t nsegs, cap;
+	int rc;
+	int threaded;
+	pthread_t thr;
+};
+
+static void *scan_pieces(void *arg)
 {
 	static const uint8_t psb[16] = { 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
 					 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
 					 0x02, 0x82, 0x02, 0x82 };
-	struct intelpt_piece whole;
-	const struct intelpt_piece *pc;
-	const uint8_t *lo;
-	size_t npc, cap = 0;
+	struct scan *sc = arg;
+	const struct intelpt_piece *pc = sc->pc;
+	const uint8_t *lo = pc[sc->from].data;
 
-	queue_pieces(fq, &pc, &npc, &whole);
-	lo = pc[0].data;
-	for (size_t i = 0; i < npc; i++) {
+	for (size_t i = sc->from; i < sc->to; i++) {
 		struct pt_packet_decoder *pkt;
 		struct pt_config cfg;
 
-		intelpt_config(&fb->p, &cfg, pc[i].data, pc[i].data + pc[i].size);
+		intelpt_config(&sc->fb->p, &cfg, pc[i].data, pc[i].data + pc[i].size);
 		pkt = pc[i].size ? pt_pkt_alloc_decoder(&cfg) : NULL;
 		for (uint64_t from = 0; from < pc[i].size;) {
 			/* the PSB pattern, as libipt's sync finds it */
@@ -1724,30 +1734,107 @@ static int find_segments(struct fast_backend *fb, struct fqueue *fq)
 			if (!at)
 				break;
 			from = (uint64_t)(at - pc[i].data) + sizeof(psb);
-			if (util_grow((void **)&fq->segs, &cap, fq->nsegs + 1, sizeof(*sg)))
-				return PTD_ERR_NOMEM;
-			sg = &fq->segs[fq->nsegs++];
+			if (util_grow((void **)&sc->segs, &sc->cap, sc->nsegs + 1, sizeof(*sg))) {
+				sc->rc = PTD_ERR_NOMEM;
+				break;
+			}
+			sg = &sc->segs[sc->nsegs++];
 			memset(sg, 0, sizeof(*sg));
-			sg->queue = (uint32_t)(fq - fb->queues);
+			sg->queue = (uint32_t)(sc->fq - sc->fb->queues);
 			sg->start = pc[i].offset + (uint64_t)(at - pc[i].data);
 			read_psb_plus(pkt, (uint64_t)(at - pc[i].data), sg);
 			if (at - lo > (8 << 20)) {
-				drop_pages(fq, lo, (size_t)(at - lo));
+				drop_pages(sc->fq, lo, (size_t)(at - lo));
 				lo = at;
 			}
 		}
 		if (pkt)
 			pt_pkt_free_decoder(pkt);
-		if (pc[i].data + pc[i].size - lo > (8 << 20) || i + 1 == npc) {
-			drop_pages(fq, lo, (size_t)(pc[i].data + pc[i].size - lo));
+		if (sc->rc)
+			break;
+		if (pc[i].data + pc[i].size - lo > (8 << 20) || i + 1 == sc->to) {
+			drop_pages(sc->fq, lo, (size_t)(pc[i].data + pc[i].size - lo));
 			lo = pc[i].data + pc[i].size;
 		}
 	}
-	for (size_t i = 0, first = 0; i < fq->nsegs; i++) {
-		struct segment *sg = &fq->segs[i];
-		int rc;
+	return NULL;
+}
 
-		sg->end = i + 1 < fq->nsegs ? fq->segs[i + 1].start : fq->q.size;
+/* A queue of many pieces (perf.data: one per AUXTRACE record) is scanned
+ * in parts on up to `threads` threads: the scan reads every byte of the
+ * trace (0.2 s for 450 MB), serial time that -j N cannot otherwise win
+ * back.  Parts are whole pieces (a PSB is only found inside one), at least
+ * SCAN_PART bytes each; results are concatenated in order, so the segments
+ * are those of a scan on one thread. */
+#define SCAN_PART ((uint64_t)32 << 20)
+#define SCAN_MAX 16
+
+static int find_segments(struct fast_backend *fb, struct fqueue *fq,
+			 unsigned int threads)
+{
+	struct intelpt_piece whole;
+	const struct intelpt_piece *pc;
+	struct scan parts[SCAN_MAX];
+	size_t npc, nparts, i, j, n = 0;
+	uint64_t total = 0, acc = 0;
+	int rc = 0;
+
+	queue_pieces(fq, &pc, &npc, &whole);
+	for (i = 0; i < npc; i++)
+		total += pc[i].size;
+	nparts = threads < SCAN_MAX ? threads : SCAN_MAX;
+	if (nparts > total / SCAN_PART)
+		nparts = (size_t)(total / SCAN_PART);
+	if (nparts > npc)
+		nparts = npc;
+	if (nparts < 1)
+		nparts = 1;
+	memset(parts, 0, sizeof(parts));
+	/* part j ends at the first piece boundary past j+1 n-ths of the bytes */
+	for (i = 0, j = 0; j < nparts; j++) {
+		parts[j].fb = fb;
+		parts[j].fq = fq;
+		parts[j].pc = pc;
+		parts[j].from = i;
+		while (i < npc && (j + 1 == nparts || acc < total / nparts * (j + 1)))
+			acc += pc[i++].size;
+		parts[j].to = i;
+	}
+	for (j = 1; j < nparts; j++)
+		parts[j].threaded = !pthread_create(&parts[j].thr, NULL, scan_pieces,
+						    &parts[j]);
+	scan_pieces(&parts[0]);
+	for (j = 1; j < nparts; j++) {
+		if (parts[j].threaded)
+			pthread_join(parts[j].thr, NULL);
+		else
+			scan_pieces(&parts[j]);   /* no thread: here */
+	}
+	for (j = 0; j < nparts; j++) {
+		n += parts[j].nsegs;
+		if (parts[j].rc)
+			rc = parts[j].rc;
+	}
+	if (!rc && nparts == 1) {
+		fq->segs = parts[0].segs;   /* the common case: no copy */
+		parts[0].segs = NULL;
+	} else if (!rc && !(fq->segs = malloc((n ? n : 1) * sizeof(*fq->segs)))) {
+		rc = PTD_ERR_NOMEM;
+	} else if (!rc) {
+		for (j = 0, n = 0; j < nparts; j++) {
+			memcpy(fq->segs + n, parts[j].segs, parts[j].nsegs * sizeof(*fq->segs));
+			n += parts[j].nsegs;
+		}
+	}
+	for (j = 0; j < nparts; j++)
+		free(parts[j].segs);
+	if (rc)
+		return rc;
+	fq->nsegs = n;
+	for (size_t k = 0, first = 0; k < fq->nsegs; k++) {
+		struct segment *sg = &fq->segs[k];
+
+		sg->end = k + 1 < fq->nsegs ? fq->segs[k + 1].start : fq->q.size;
 		rc = seg_bytes(pc, npc, &first, sg);
 		if (rc)
 			return rc;
@@ -2382,9 +2469,14 @@ int fastpt_new(const struct intelpt_params *p,
 		return PTD_ERR_NOMEM;
 	}
 	fb->nqueues = nqueues;
+	if (nthreads == 0) {
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+		nthreads = n > 0 ? (unsigned)n : 1;
+	}
 	for (size_t i = 0; i < nqueues; i++) {
 		fb->queues[i].q = queues[i];
-		rc = find_segments(fb, &fb->queues[i]);
+		rc = find_segments(fb, &fb->queues[i], nthreads);
 		if (rc) {
 			fast_destroy(&fb->base);
 			return rc;
@@ -2403,11 +2495,6 @@ int fastpt_new(const struct intelpt_params *p,
 		}
 	fb->nsegs = total;
 
-	if (nthreads == 0) {
-		long n = sysconf(_SC_NPROCESSORS_ONLN);
-
-		nthreads = n > 0 ? (unsigned)n : 1;
-	}
 	/* the caller decodes too: N threads are N-1 pool threads and it */
 	fb->nthreads = nthreads - 1;
 	/* segments decoded ahead of the consumer: a few batches a thread */
