@@ -80,7 +80,7 @@ struct arena_chunk {
  * branches are otherwise bound by one libipt packet call per TNT and TIP.
  * Runs with calls or returns (return-stack state), events, time or mode
  * packets are never stored. */
-#define MEMO_BITS 11
+#define MEMO_BITS 13
 #define MEMO_BYTES 16
 #define MEMO_RECS 8
 #define MEMO_MIN 4           /* the hash key is the first 4 bytes */
@@ -1215,9 +1215,10 @@ static void memo_begin(struct walk *k, struct fblock *start)
 	struct bcache *c = &k->w->cache;
 
 	if (!c->memo) {
-		if (!(c->memo = calloc((size_t)1 << MEMO_BITS, sizeof(*c->memo))))
+		/* cache-line aligned: an entry's key and bytes share one line */
+		if (!(c->memo = aligned_alloc(64, sizeof(*c->memo) << MEMO_BITS)))
 			return;
-		util_populate(c->memo, sizeof(*c->memo) << MEMO_BITS);
+		memset(c->memo, 0, sizeof(*c->memo) << MEMO_BITS);
 	}
 	k->rec = 1;
 	k->rec_tip = 0;
@@ -1299,6 +1300,10 @@ static int memo_replay(struct walk *k, struct fblock **nb)
 	}
 	if (k->free_insns + e->ninsn >= INTELPT_NELOOP_INSNS)
 		return 0;
+	/* the next lookup follows at once and depends on this entry: start
+	 * loading its line while this one's records are copied */
+	if (avail - e->len >= MEMO_MIN)
+		__builtin_prefetch(&m[memo_hash(e->next, e->last_ip_out, p + e->len)]);
 	while (s->nrecs + e->nrec > s->rcap)
 		if (grow_recs(s))
 			return 0;
