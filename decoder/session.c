@@ -82,7 +82,11 @@ struct ptd_session {
 	int cs_raw_format;       /* AUX records said TRBE (unformatted) */
 
 	/* symbols: one table per ELF file, kallsyms, sideband-learnt names */
-	struct symfile { char *path; struct symtab *tab; } *symfiles;
+	struct symfile {
+		char *path;
+		struct symtab *tab;      /* NULL: no ELF file */
+		char *debug;             /* its separate debug file, or NULL */
+	} *symfiles;
 	size_t nsymfiles, symcap;
 	struct symtab *ksyms;
 	struct symtab *sbsyms;
@@ -1256,6 +1260,7 @@ void ptd_close(struct ptd_session *s)
 	free(s->blk);
 	for (size_t i = 0; i < s->nsymfiles; i++) {
 		free(s->symfiles[i].path);
+		free(s->symfiles[i].debug);
 		symtab_free(s->symfiles[i].tab);
 	}
 	free(s->symfiles);
@@ -1492,55 +1497,74 @@ int ptd_get_stats(const struct ptd_session *s, struct ptd_stats *st)
 	return 0;
 }
 
-/* Adds the symbols of path's separate debug file to tab: Debian's ld.so and
- * libc keep only .dynsym, their static functions (do_lookup_x) are named in
- * /usr/lib/debug, where perf finds them.  By build id, else by
- * .gnu_debuglink (CRC checked); none, or none that matches, is no error. */
-static void merge_debug_file(struct ptd_session *s, const char *path,
-			     struct symtab *tab)
+/* The separate debug file of the ELF file path, as perf and gdb find it:
+ * by build id (the search path, /usr/lib/debug, ~/.debug), else by
+ * .gnu_debuglink (CRC checked).  Debian's ld.so and libc keep only
+ * .dynsym: their static functions (do_lookup_x) and the DWARF lines of
+ * packaged binaries are in /usr/lib/debug.  Writes its path to out and
+ * returns 0, or PTD_ERR_NO_IMAGE when there is none (no error: the file's
+ * own symbols and DWARF are used).  Symbols and source lines take the same
+ * file: symfile_entry() looks once per path. */
+static int find_debug_file(struct ptd_session *s, const char *path,
+			   char *out, size_t outlen)
 {
-	char dbg[4096], err[256];
 	const char *bid = file_build_id(s, path);
-	size_t n = symtab_count(tab);
 
 	/* want_debug also accepts code files: .build-id/xx/rest may be path
-	 * itself (skipped) or a cached copy of it (it adds no symbol, so the
-	 * debuglink is tried). */
-	if (bid[0] && symtab_find_by_build_id(s->opts.search_path, bid, 1, dbg,
-					      sizeof(dbg)) == 0 &&
-	    !util_same_file(dbg, path) &&
-	    symtab_merge_elf_file(tab, dbg, err, sizeof(err)) == 0 &&
-	    symtab_count(tab) != n)
-		return;
-	if (symtab_find_debuglink(path, dbg, sizeof(dbg)) == 0)
-		symtab_merge_elf_file(tab, dbg, err, sizeof(err));
+	 * itself (skipped) or a cached copy of it (stripped like path, it
+	 * holds no debug information, so the debuglink is tried). */
+	if (bid[0] && symtab_find_by_build_id(s->opts.search_path, bid, 1, out,
+					      outlen) == 0 &&
+	    !util_same_file(out, path) && symtab_has_debug_info(out))
+		return 0;
+	if (symtab_find_debuglink(path, out, outlen) == 0)
+		return 0;
+	out[0] = 0;
+	return PTD_ERR_NO_IMAGE;
 }
 
-/* The symbol table of an ELF file and its debug file, read once (NULL when
+/* The symbol table of an ELF file merged with its debug file's (NULL when
  * it is no ELF file; a stripped file whose debug file is missing gives an
- * empty table). */
-static struct symtab *symfile(struct ptd_session *s, const char *path)
+ * empty table) and that debug file's path, read once per path (NULL when
+ * out of memory). */
+static struct symfile *symfile_entry(struct ptd_session *s, const char *path)
 {
-	char err[256];
+	char err[256], dbg[4096];
 	struct symtab *tab = NULL;
+	struct symfile *sf;
 
 	for (size_t i = 0; i < s->nsymfiles; i++)
 		if (!strcmp(s->symfiles[i].path, path))
-			return s->symfiles[i].tab;
+			return &s->symfiles[i];
 	if (util_grow((void **)&s->symfiles, &s->symcap, s->nsymfiles + 1,
 		      sizeof(*s->symfiles)))
 		return NULL;
+	sf = &s->symfiles[s->nsymfiles];
+	memset(sf, 0, sizeof(*sf));
 	if (symtab_from_elf_file(&tab, path, err, sizeof(err)))
 		tab = NULL;
-	if (tab)
-		merge_debug_file(s, path, tab);
-	s->symfiles[s->nsymfiles].path = strdup(path);
-	if (!s->symfiles[s->nsymfiles].path) {
+	if (tab && find_debug_file(s, path, dbg, sizeof(dbg)) == 0) {
+		/* A debug file that cannot be read adds nothing. */
+		symtab_merge_elf_file(tab, dbg, err, sizeof(err));
+		sf->debug = strdup(dbg);
+	}
+	sf->path = strdup(path);
+	if (!sf->path) {
 		symtab_free(tab);
+		free(sf->debug);
+		sf->debug = NULL;
 		return NULL;
 	}
-	s->symfiles[s->nsymfiles++].tab = tab;
-	return tab;
+	sf->tab = tab;
+	s->nsymfiles++;
+	return sf;
+}
+
+static struct symtab *symfile(struct ptd_session *s, const char *path)
+{
+	struct symfile *sf = symfile_entry(s, path);
+
+	return sf ? sf->tab : NULL;
 }
 
 int ptd_symbolize(struct ptd_session *s, int pid, uint64_t addr, char *buf,
@@ -1600,7 +1624,7 @@ int ptd_source_line(struct ptd_session *s, int pid, uint64_t addr, char *file,
 		    size_t len, unsigned int *line)
 {
 	struct imgstore_hit hit;
-	struct symtab *tab;
+	struct symfile *sf;
 	uint64_t t, bias = 0;
 	char err[256];
 	int l = 0;
@@ -1615,11 +1639,14 @@ int ptd_source_line(struct ptd_session *s, int pid, uint64_t addr, char *file,
 	imgstore_lookup(s->st, pid, addr, t, &hit);
 	if (!hit.elf_path)
 		return PTD_ERR_NO_IMAGE;
-	tab = symfile(s, hit.elf_path);
-	if (tab && symtab_load_bias(tab, hit.start, hit.pgoff, &bias))
+	/* The bias from the main file's program headers (the table's own
+	 * segments), the lines from its debug file, else from itself. */
+	sf = symfile_entry(s, hit.elf_path);
+	if (sf && sf->tab && symtab_load_bias(sf->tab, hit.start, hit.pgoff,
+					      &bias))
 		bias = 0;
-	if (srcline_lookup(s->src, hit.elf_path, addr - bias, file, len, &l,
-			   err, sizeof(err)))
+	if (srcline_lookup(s->src, hit.elf_path, sf ? sf->debug : NULL,
+			   addr - bias, file, len, &l, err, sizeof(err)))
 		return PTD_ERR_NO_IMAGE;
 	*line = (unsigned int)l;
 	return 0;

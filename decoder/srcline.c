@@ -94,34 +94,20 @@ static int get_file(struct srcline *s, const char *path, struct srcfile **out,
 	return 0;
 }
 
-int srcline_lookup(struct srcline *s, const char *path, uint64_t vaddr,
-		   char *file, size_t filelen, int *line,
-		   char *err, size_t errlen)
+/* The line of vaddr in f's DWARF: 0, or PTD_ERR_NO_IMAGE. */
+static int file_line(struct srcfile *f, uint64_t vaddr, char *file,
+		     size_t filelen, int *line)
 {
-	struct srcfile *f;
 	Dwarf_Die cu;
 	Dwarf_Line *l;
 	Dwarf_Attribute attr;
 	const char *src, *comp;
-	int r, lineno = 0;
+	int lineno = 0;
 
-	if (!s || !path || !file || !filelen || !line)
-		return PTD_ERR_INVAL;
-	r = get_file(s, path, &f, err, errlen);
-	if (r < 0)
-		return r;
-	if (!f->dw) {
-		util_errf(err, errlen, "%s has no DWARF debug info (install its "
-			  "debug package or give the .debug file)", path);
-		return PTD_ERR_NO_IMAGE;
-	}
-	if (!dwarf_addrdie(f->dw, vaddr, &cu) ||
+	if (!f->dw || !dwarf_addrdie(f->dw, vaddr, &cu) ||
 	    !(l = dwarf_getsrc_die(&cu, vaddr)) ||
-	    !(src = dwarf_linesrc(l, NULL, NULL)) || dwarf_lineno(l, &lineno) != 0) {
-		util_errf(err, errlen, "%s: no line information for address %#llx",
-			  path, (unsigned long long)vaddr);
+	    !(src = dwarf_linesrc(l, NULL, NULL)) || dwarf_lineno(l, &lineno) != 0)
 		return PTD_ERR_NO_IMAGE;
-	}
 	comp = src[0] != '/' ? dwarf_formstring(dwarf_attr(&cu, DW_AT_comp_dir,
 							   &attr)) : NULL;
 	if (comp)
@@ -130,6 +116,45 @@ int srcline_lookup(struct srcline *s, const char *path, uint64_t vaddr,
 		snprintf(file, filelen, "%s", src);
 	*line = lineno;
 	return 0;
+}
+
+int srcline_lookup(struct srcline *s, const char *path, const char *debug,
+		   uint64_t vaddr, char *file, size_t filelen, int *line,
+		   char *err, size_t errlen)
+{
+	struct srcfile *f;
+	int r;
+
+	if (!s || !path || !file || !filelen || !line)
+		return PTD_ERR_INVAL;
+	/* A debug file with DWARF has all of it: path is not opened (one
+	 * cache slot per binary, as without debug files). */
+	if (debug && get_file(s, debug, &f, NULL, 0) == 0 && f->dw) {
+		if (file_line(f, vaddr, file, filelen, line) == 0)
+			return 0;
+		util_errf(err, errlen, "%s (the debug file of %s): no line "
+			  "information for address %#llx", debug, path,
+			  (unsigned long long)vaddr);
+		return PTD_ERR_NO_IMAGE;
+	}
+	/* path's own DWARF: no debug file, or one without DWARF. */
+	r = get_file(s, path, &f, err, errlen);
+	if (r < 0)
+		return r;
+	if (file_line(f, vaddr, file, filelen, line) == 0)
+		return 0;
+	if (f->dw)
+		util_errf(err, errlen, "%s: no line information for address %#llx",
+			  path, (unsigned long long)vaddr);
+	else if (debug)
+		util_errf(err, errlen, "neither %s nor its debug file %s has "
+			  "DWARF debug info", path, debug);
+	else
+		util_errf(err, errlen, "%s has no DWARF debug info and no separate "
+			  "debug file was found for it (install its debug package, "
+			  "or put its .debug file where its build id or "
+			  ".gnu_debuglink leads)", path);
+	return PTD_ERR_NO_IMAGE;
 }
 
 #else /* !PTD_HAVE_LIBDW */
@@ -148,8 +173,8 @@ void srcline_free(struct srcline *s)
 	free(s);
 }
 
-int srcline_lookup(struct srcline *s, const char *path, uint64_t vaddr,
-		   char *file, size_t filelen, int *line,
+int srcline_lookup(struct srcline *s, const char *path, const char *debug,
+		   uint64_t vaddr, char *file, size_t filelen, int *line,
 		   char *err, size_t errlen)
 {
 	util_errf(err, errlen, "source lines need libdw: this build has none "

@@ -821,6 +821,37 @@ int symtab_find_by_build_id(const char *const *dirs, const char *hex,
 	return PTD_ERR_NO_IMAGE;
 }
 
+int symtab_has_debug_info(const char *path)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	Elf *e;
+	int fd, found = 0;
+
+	if (!path || open_elf(path, NULL, 0, &e, &fd, NULL, 0) < 0)
+		return 0;
+	if (elf_getshdrstrndx(e, &shstrndx) < 0) {
+		close_elf(e, fd);
+		return 0;
+	}
+	while (!found && (scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
+		    !sh.sh_size)
+			continue;
+		name = elf_strptr(e, shstrndx, sh.sh_name);
+		/* A symbol table holds its null entry and at least one more. */
+		found = (sh.sh_type == SHT_SYMTAB &&
+			 sh.sh_size > (sh.sh_entsize ? sh.sh_entsize : 1)) ||
+			(name && (!strcmp(name, ".debug_info") ||
+				  !strcmp(name, ".zdebug_info")));
+	}
+	close_elf(e, fd);
+	return found;
+}
+
 /* --------------------------------------------------------- debuglink */
 
 /* CRC-32 of a whole file as gdb checks .gnu_debuglink (zlib's crc32:

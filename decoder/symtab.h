@@ -111,6 +111,13 @@ int symtab_build_id(const char *path, const uint8_t *bytes, size_t len,
 int symtab_find_by_build_id(const char *const *dirs, const char *build_id_hex,
 			    int want_debug, char *out, size_t outlen);
 
+/* Whether the ELF file path holds debug information: a non-empty .symtab
+ * or a .debug_info (.zdebug_info) section with contents.  Tells a separate
+ * debug file (or an unstripped copy) from a stripped copy of the binary,
+ * such as perf's build-id cache holds under the same build id.  0 also
+ * when path is unreadable or no ELF file. */
+int symtab_has_debug_info(const char *path);
+
 /* Finds the separate debug file that the .gnu_debuglink section of the ELF
  * file path names, where gdb looks: DIR/NAME, DIR/.debug/NAME and
  * /usr/lib/debug/DIR/NAME, DIR being path's directory as given and with

@@ -380,8 +380,11 @@ PTD_API int ptd_symbolize(struct ptd_session *s, int pid, uint64_t addr,
 PTD_API const char *ptd_image_name(struct ptd_session *s, int pid,
 				   uint64_t addr);
 
-/* Source file:line for an address, when debug information is available.
- * Returns 0 and fills file/line, or PTD_ERR_NO_IMAGE. */
+/* Source file:line for an address, when debug information is available:
+ * BPF and JIT line info, else the DWARF of the ELF file's separate debug
+ * file (the one ptd_symbolize takes its symbols from), or the file's own
+ * DWARF when it has no debug file with DWARF.  Returns 0 and fills
+ * file/line, or PTD_ERR_NO_IMAGE. */
 PTD_API int ptd_source_line(struct ptd_session *s, int pid, uint64_t addr,
 			    char *file, size_t len, unsigned int *line);
 

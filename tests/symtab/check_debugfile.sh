@@ -1,16 +1,20 @@
 #!/bin/sh
-# check_debugfile.sh SRC TEST_DEBUGFILE WORK
-# Builds SRC (debugprog.c) as a PIE with the system gcc, splits it into a
-# stripped binary and a separate debug file (objcopy --only-keep-debug,
-# strip --strip-all), and checks that ptd_symbolize names its static
-# functions (nm of the unstripped binary is the oracle) when the debug file
-# is found by build id (WORK/dbg/.build-id/xx/rest.debug, a search-path
+# check_debugfile.sh SRC TEST_DEBUGFILE WORK [LIBDW]
+# Builds SRC (debugprog.c) as a PIE with the system gcc and -g, splits it
+# into a stripped binary and a separate debug file (objcopy
+# --only-keep-debug, strip --strip-all), and checks that ptd_symbolize
+# names its static functions (nm of the unstripped binary is the oracle)
+# and ptd_source_line gives the file:line of their first and middle bytes
+# (addr2line of the unstripped binary is the oracle) when the debug file is
+# found by build id (WORK/dbg/.build-id/xx/rest.debug, a search-path
 # directory) or by .gnu_debuglink (next to the binary, in .debug/, next to
-# the file a symlink leads to), and names nothing when it is absent, of
-# another build, or fails the CRC.
+# the file a symlink leads to), and gives neither when it is absent, of
+# another build, or fails the CRC.  The unstripped binary gives its own
+# lines, and so does one that keeps .symtab but whose DWARF is only in the
+# debug file.  LIBDW=0 (ptdecode built without libdw) skips the lines.
 set -eu
-src=$1 helper=$2 work=$3
-for t in gcc objcopy strip nm readelf; do
+src=$1 helper=$2 work=$3 libdw=${4:-1}
+for t in gcc objcopy strip nm readelf addr2line; do
 	command -v $t >/dev/null 2>&1 || { echo "SKIP: $t not installed"; exit 77; }
 done
 rm -rf "$work"
@@ -23,6 +27,19 @@ $cc -DOTHER -o other.full "$src"
 nm -S --defined-only prog.full | awk '$3 ~ /^[tT]$/ && $4 ~ /^dbg_fn_/ {print $1, $2, $4}' >expect
 cat expect
 [ "$(wc -l <expect)" -eq 3 ] || { echo "FAIL: nm found $(wc -l <expect) dbg_fn_* functions, want 3"; exit 1; }
+# addr2line's lines of each function's first and middle byte, and main's.
+nm --defined-only prog.full | awk '$2 ~ /^[tT]$/ && $3 == "main" {print $1, 0}' >fns
+awk '{print $1, $2}' expect >>fns
+while read -r a sz; do
+	printf '%x\n%x\n' $((0x$a)) $((0x$a + 0x$sz / 2))
+done <fns | sort -u >addrs
+addr2line -e prog.full $(cat addrs) | sed 's/ (discriminator [0-9]*)$//' >a2l
+paste -d ' ' addrs a2l >srcexpect
+cat srcexpect
+[ "$(wc -l <srcexpect)" -ge 7 ] || { echo "FAIL: want at least 7 addresses"; exit 1; }
+if grep -v ' /[^ ]*/debugprog\.c:[1-9][0-9]*$' srcexpect; then
+	echo "FAIL: addr2line has no line for the addresses above"; exit 1
+fi
 objcopy --only-keep-debug prog.full prog.debug
 objcopy --only-keep-debug other.full other.debug
 bid=$(readelf -n prog.full | sed -n 's/.*Build ID: *//p')
@@ -30,12 +47,24 @@ bid=$(readelf -n prog.full | sed -n 's/.*Build ID: *//p')
 rest=${bid#??}
 xx=${bid%"$rest"}
 
-run() {   # DESCRIPTION ELF names|none [SEARCHDIR]
+run2() {   # DESCRIPTION ELF names|none lines|none [SEARCHDIR]
+	what=$1 elf=$2 names=$3 lines=$4
+	shift 4
+	echo "== $what"
+	"$helper" elf pad.pt "$elf" expect "$names" "$@" || { echo "FAIL: $what"; exit 1; }
+	[ "$libdw" = 0 ] && return 0
+	"$helper" lines pad.pt "$elf" srcexpect "$lines" "$@" ||
+		{ echo "FAIL: $what (source lines)"; exit 1; }
+}
+run() {   # DESCRIPTION ELF names|none [SEARCHDIR]: symbols and lines alike
 	what=$1 elf=$2 want=$3
 	shift 3
-	echo "== $what"
-	"$helper" elf pad.pt "$elf" expect "$want" "$@" || { echo "FAIL: $what"; exit 1; }
+	run2 "$what" "$elf" "$want" "$([ "$want" = names ] && echo lines || echo none)" "$@"
 }
+[ "$libdw" = 0 ] && echo "NOTE: built without libdw: source lines not checked"
+
+# The unstripped binary: its own symbols and DWARF.
+run "unstripped binary" prog.full names
 
 # By build id.
 mkdir -p bin dbg/.build-id/"$xx"
@@ -47,6 +76,12 @@ cp prog.debug dbg/.build-id/"$xx"/"$rest".debug
 run "debug file by build id" bin/prog names "$work/dbg"
 cp other.debug dbg/.build-id/"$xx"/"$rest".debug
 run "debug file of another build under the build id" bin/prog none "$work/dbg"
+cp prog.debug dbg/.build-id/"$xx"/"$rest".debug
+cp prog.full bin/prog.syms
+strip --strip-debug bin/prog.syms   # .symtab kept, DWARF only in prog.debug
+run "symbols kept, DWARF by build id" bin/prog.syms names "$work/dbg"
+rm dbg/.build-id/"$xx"/"$rest".debug
+run2 "symbols kept, no debug file" bin/prog.syms names none "$work/dbg"
 
 # By .gnu_debuglink (objcopy computes the CRC from the file it names).
 mkdir -p link

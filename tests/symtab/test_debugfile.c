@@ -1,13 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Symbols from separate debug files, through the library (ptd_symbolize),
- * against nm of the unstripped file or of the debug file.
+ * Symbols and source lines from separate debug files, through the library
+ * (ptd_symbolize, ptd_source_line), against nm and addr2line of the
+ * unstripped file or nm of the debug file.
  *
  * test_debugfile elf TRACE ELF EXPECT names|none [SEARCHDIR]
  *   A raw session (TRACE: any bytes) with ELF's code at BASE.  EXPECT has
  *   "ADDR SIZE NAME" lines (hex, nm -S of the unstripped file).  names:
  *   BASE+ADDR and its last byte resolve to NAME at offsets 0 and SIZE-1;
  *   none: neither resolves to any symbol.
+ *
+ * test_debugfile lines TRACE ELF SRCEXPECT lines|none [SEARCHDIR]
+ *   The same session.  SRCEXPECT has "ADDR FILE:LINE" lines (addr2line of
+ *   the unstripped file).  lines: ptd_source_line gives FILE and LINE for
+ *   BASE+ADDR; none: it gives PTD_ERR_NO_IMAGE for every ADDR.
  *
  * test_debugfile trace CAPTURE IMAGE NMLIST DYNLIST
  *   Decodes CAPTURE.  Of the instructions in the image whose name ends in
@@ -74,15 +80,33 @@ static struct nsym *find(struct nsym *v, size_t n, const char *name)
 	return bsearch(&key, v, n, sizeof(*v), cmp_name);
 }
 
-static int check_elf(const char *trace, const char *elf, const char *expect,
-		     int want_names, const char *dir)
+/* A raw session with elf's code at BASE, dir (may be NULL) the search
+ * path.  NULL (the reason printed) when it cannot be opened.  The session
+ * keeps pointers to its options: static, one session at a time. */
+static struct ptd_session *open_elf(const char *trace, const char *elf,
+				    const char *dir)
 {
-	struct ptd_raw_image ri = { .kind = PTD_RAW_ELF, .path = elf,
-				    .addr = BASE, .has_addr = 1 };
-	const char *sp[2] = { dir, NULL };
+	static struct ptd_raw_image ri;
+	static const char *sp[2];
 	struct ptd_open_opts oo = { .sz = sizeof(oo), .raw_images = &ri,
 				    .n_raw_images = 1, .cpu = "none",
 				    .search_path = dir ? sp : NULL };
+	struct ptd_session *s;
+
+	ri = (struct ptd_raw_image){ .kind = PTD_RAW_ELF, .path = elf,
+				     .addr = BASE, .has_addr = 1 };
+	sp[0] = dir;
+	if (ptd_open_kind(&s, trace, PTD_INPUT_RAW_PT, &oo) < 0) {
+		printf("FAIL: open: %s\n", ptd_errmsg(s));
+		ptd_close(s);
+		return NULL;
+	}
+	return s;
+}
+
+static int check_elf(const char *trace, const char *elf, const char *expect,
+		     int want_names, const char *dir)
+{
 	struct ptd_session *s;
 	struct nsym *v;
 	size_t n = read_list(expect, 3, &v);
@@ -92,11 +116,8 @@ static int check_elf(const char *trace, const char *elf, const char *expect,
 		printf("FAIL: %s: %zu functions, want at least 3\n", expect, n);
 		return 1;
 	}
-	if (ptd_open_kind(&s, trace, PTD_INPUT_RAW_PT, &oo) < 0) {
-		printf("FAIL: open: %s\n", ptd_errmsg(s));
-		ptd_close(s);
+	if (!(s = open_elf(trace, elf, dir)))
 		return 1;
-	}
 	for (size_t i = 0; i < n; i++) {
 		for (int last = 0; last < 2; last++) {
 			uint64_t off = last && v[i].size ? v[i].size - 1 : 0, got = 0;
@@ -121,6 +142,64 @@ static int check_elf(const char *trace, const char *elf, const char *expect,
 	if (!bad)
 		printf("PASS: %s: %zu functions %s\n", elf, n,
 		       want_names ? "named" : "without a symbol");
+	return bad;
+}
+
+static int check_lines(const char *trace, const char *elf, const char *expect,
+		       int want_lines, const char *dir)
+{
+	FILE *f = fopen(expect, "r");
+	struct ptd_session *s;
+	char buf[4200], want[4096], file[4096];
+	size_t n = 0, good = 0;
+	int bad = 0;
+
+	if (!f) {
+		perror(expect);
+		return 1;
+	}
+	if (!(s = open_elf(trace, elf, dir))) {
+		fclose(f);
+		return 1;
+	}
+	while (fgets(buf, sizeof(buf), f)) {
+		uint64_t addr;
+		unsigned int line = 0, wline;
+		char *colon;
+		int rc;
+
+		if (sscanf(buf, "%" SCNx64 " %4095s", &addr, want) != 2 ||
+		    !(colon = strrchr(want, ':')) || sscanf(colon + 1, "%u", &wline) != 1 ||
+		    !wline) {
+			printf("FAIL: %s: bad line: %s", expect, buf);
+			bad = 1;
+			continue;
+		}
+		*colon = 0;
+		n++;
+		file[0] = 0;
+		rc = ptd_source_line(s, -1, BASE + addr, file, sizeof(file), &line);
+		if (want_lines && (rc || line != wline || strcmp(file, want))) {
+			printf("FAIL: 0x%" PRIx64 ": want %s:%u, got %s:%u (rc %d)\n",
+			       addr, want, wline, rc ? "(nothing)" : file, line, rc);
+			bad = 1;
+		} else if (!want_lines && rc != PTD_ERR_NO_IMAGE) {
+			printf("FAIL: 0x%" PRIx64 ": want no line, got %s:%u (rc %d)\n",
+			       addr, rc ? "(error)" : file, line, rc);
+			bad = 1;
+		} else {
+			good++;
+		}
+	}
+	fclose(f);
+	ptd_close(s);
+	if (n < 3) {
+		printf("FAIL: %s: %zu addresses, want at least 3\n", expect, n);
+		return 1;
+	}
+	if (!bad)
+		printf("PASS: %s: %zu/%zu addresses %s\n", elf, good, n,
+		       want_lines ? "have addr2line's file:line" : "without a line");
 	return bad;
 }
 
@@ -209,9 +288,14 @@ int main(int argc, char **argv)
 	    (!strcmp(argv[5], "names") || !strcmp(argv[5], "none")))
 		return check_elf(argv[2], argv[3], argv[4], !strcmp(argv[5], "names"),
 				 argc > 6 ? argv[6] : NULL);
+	if (argc >= 6 && !strcmp(argv[1], "lines") &&
+	    (!strcmp(argv[5], "lines") || !strcmp(argv[5], "none")))
+		return check_lines(argv[2], argv[3], argv[4], !strcmp(argv[5], "lines"),
+				   argc > 6 ? argv[6] : NULL);
 	if (argc == 6 && !strcmp(argv[1], "trace"))
 		return check_trace(argv[2], argv[3], argv[4], argv[5]);
 	fprintf(stderr, "usage: test_debugfile elf TRACE ELF EXPECT names|none [SEARCHDIR]\n"
+		"       test_debugfile lines TRACE ELF SRCEXPECT lines|none [SEARCHDIR]\n"
 		"       test_debugfile trace CAPTURE IMAGE NMLIST DYNLIST\n");
 	return 2;
 }

@@ -2,8 +2,10 @@
 /*
  * srcline against addr2line: every instruction address of .text (from
  * objdump) must give addr2line's file and line, and "no line" where
- * addr2line prints "??".  A copy without DWARF must say PTD_ERR_NO_IMAGE; a
- * missing file PTD_ERR_IO; lookups over more files than the cache holds
+ * addr2line prints "??".  A copy without DWARF must say PTD_ERR_NO_IMAGE,
+ * and give the unstripped file's lines with its separate debug file
+ * (objcopy --only-keep-debug); a file with DWARF its own lines when given a
+ * "debug file" without; a missing file PTD_ERR_IO; lookups over more files than the cache holds
  * must keep working.  Padding between functions (inside no function
  * symbol of nm) may have no line where addr2line extends the previous row
  * over it: the compilation unit's ranges end with the function.
@@ -44,7 +46,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	s = srcline_new();
-	r = srcline_lookup(s, elf, 0, file, sizeof(file), &line, err, sizeof(err));
+	r = srcline_lookup(s, elf, NULL, 0, file, sizeof(file), &line, err, sizeof(err));
 	if (r == PTD_ERR_UNSUPPORTED) {
 		printf("SKIP: %s\n", err);
 		return SKIP;
@@ -79,7 +81,7 @@ int main(int argc, char **argv)
 			*disc = 0;
 		colon = strrchr(al[i], ':');
 		total++;
-		r = srcline_lookup(s, elf, addrs[i], file, sizeof(file), &line, err, sizeof(err));
+		r = srcline_lookup(s, elf, NULL, addrs[i], file, sizeof(file), &line, err, sizeof(err));
 		if (!colon || al[i][0] == '?' || colon[1] == '?' || !atoi(colon + 1)) {
 			none++;
 			CHECK(r == PTD_ERR_NO_IMAGE || (r == 0 && line == 0),
@@ -112,26 +114,65 @@ int main(int argc, char **argv)
 	snprintf(path, sizeof(path), "%s.stripped", tmp);
 	snprintf(cmd, sizeof(cmd), "objcopy --strip-debug '%s' %s", elf, path);
 	CHECK(system(cmd) == 0, "objcopy");
-	r = srcline_lookup(s, path, addrs[k / 2], file, sizeof(file), &line, err, sizeof(err));
+	r = srcline_lookup(s, path, NULL, addrs[k / 2], file, sizeof(file), &line, err, sizeof(err));
 	CHECK(r == PTD_ERR_NO_IMAGE, "stripped file: rc %d", r);
 	printf("stripped: rc %d: %s\n", r, err);
+	{
+		/* The stripped file with its separate debug file: the debug
+		 * file's lines; a "debug file" without DWARF: the file's own. */
+		char dbg[4300], first[4096];
+		int fl;
+
+		snprintf(dbg, sizeof(dbg), "%s.debug", tmp);
+		snprintf(cmd, sizeof(cmd), "objcopy --only-keep-debug '%s' %s", elf, dbg);
+		CHECK(system(cmd) == 0, "objcopy --only-keep-debug");
+		size_t sampled = 0, lines = 0;
+
+		for (i = 0; i < k; i += k / 32 + 1) {
+			int r1 = srcline_lookup(s, elf, NULL, addrs[i], first,
+						sizeof(first), &fl, err, sizeof(err));
+			int r2 = srcline_lookup(s, path, dbg, addrs[i], file,
+						sizeof(file), &line, err, sizeof(err));
+
+			sampled++;
+			lines += r1 == 0;
+			CHECK(r1 == r2 && (r1 < 0 || (line == fl && !strcmp(file, first))),
+			      "%#" PRIx64 ": with the debug file %s:%d (rc %d), "
+			      "unstripped %s:%d (rc %d)", addrs[i], file, line, r2,
+			      first, fl, r1);
+			r2 = srcline_lookup(s, elf, path, addrs[i], file,
+					    sizeof(file), &line, err, sizeof(err));
+			CHECK(r1 == r2 && (r1 < 0 || (line == fl && !strcmp(file, first))),
+			      "%#" PRIx64 ": own DWARF after a debug file without: "
+			      "%s:%d (rc %d), want %s:%d (rc %d)", addrs[i], file, line,
+			      r2, first, fl, r1);
+		}
+		printf("stripped with its debug file: %zu/%zu sampled addresses "
+		       "have the unstripped file's line\n", lines, sampled);
+		CHECK(lines * 2 > sampled, "too few sampled addresses with a line");
+		r = srcline_lookup(s, path, path, addrs[k / 2], file, sizeof(file),
+				   &line, err, sizeof(err));
+		CHECK(r == PTD_ERR_NO_IMAGE, "no DWARF in either: rc %d", r);
+		printf("stripped, debug file without DWARF: rc %d: %s\n", r, err);
+		unlink(dbg);
+	}
 	unlink(path);
-	r = srcline_lookup(s, "/nonexistent/file", 0x1000, file, sizeof(file), &line,
+	r = srcline_lookup(s, "/nonexistent/file", NULL, 0x1000, file, sizeof(file), &line,
 			   err, sizeof(err));
 	CHECK(r == PTD_ERR_IO, "missing file: rc %d", r);
 	{
 		char first[4096];
 		int fl;
-		r = srcline_lookup(s, elf, addrs[k / 2], first, sizeof(first), &fl, err, sizeof(err));
+		r = srcline_lookup(s, elf, NULL, addrs[k / 2], first, sizeof(first), &fl, err, sizeof(err));
 		for (i = 0; i < 12; i++) {
 			snprintf(path, sizeof(path), "%s.%zu", tmp, i);
 			snprintf(cmd, sizeof(cmd), "cp '%s' %s", elf, path);
 			CHECK(system(cmd) == 0, "cp");
-			CHECK(srcline_lookup(s, path, addrs[k / 2], file, sizeof(file),
+			CHECK(srcline_lookup(s, path, NULL, addrs[k / 2], file, sizeof(file),
 					     &line, err, sizeof(err)) == r &&
 			      (r < 0 || (line == fl && !strcmp(file, first))),
 			      "copy %zu differs", i);
-			CHECK(srcline_lookup(s, elf, addrs[k / 2], file, sizeof(file),
+			CHECK(srcline_lookup(s, elf, NULL, addrs[k / 2], file, sizeof(file),
 					     &line, err, sizeof(err)) == r, "after eviction");
 			unlink(path);
 		}
