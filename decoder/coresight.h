@@ -44,7 +44,8 @@ struct imgstore;
  * a negative enum ptd_error (PTD_ERR_UNSUPPORTED for snapshots with only
  * STM/ITM trace, or for builds without OpenCSD) with a message in err. */
 int coresight_open_snapshot(const char *dir, struct imgstore *st,
-			    struct backend **out, char *err, size_t errlen);
+			    unsigned threads, struct backend **out, char *err,
+			    size_t errlen);
 
 /* One piece of a perf AUX queue's trace (an AUXTRACE record's payload).
  * The bytes stay owned by the caller and must outlive the backend.  The
@@ -71,7 +72,7 @@ struct coresight_queue_desc {
  * the queue's CPU).  Arrays are copied; chunk bytes are not. */
 int coresight_open_perf(const struct cs_etm_info *info,
 			const struct coresight_queue_desc *queues,
-			size_t nqueues, struct imgstore *st,
+			size_t nqueues, struct imgstore *st, unsigned threads,
 			struct backend **out, char *err, size_t errlen);
 
 /* An OpenCSD instruction range (or an inaccessible address), as decoded. */
