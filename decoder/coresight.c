@@ -1056,6 +1056,21 @@ static void pool_start(struct cs_backend *cb, unsigned threads)
 
 /* ---- the consumer ------------------------------------------------------ */
 
+/* Moves the consumer to unit i: pool threads read ucur for their window. */
+static void set_ucur(struct cs_backend *cb, size_t i)
+{
+	struct cs_pool *p = cb->pool;
+
+	if (!p) {
+		cb->ucur = i;
+		return;
+	}
+	pthread_mutex_lock(&p->lock);
+	cb->ucur = i;
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+}
+
 /* Makes the next elements available (cb->el[el_head..el_n)), or returns
  * PTD_ERR_END when all units are done. */
 static int pump(struct cs_backend *cb)
@@ -1088,7 +1103,7 @@ static int pump(struct cs_backend *cb)
 				pthread_mutex_unlock(&p->lock);
 			}
 			cb->ustarted = 0;
-			cb->ucur++;
+			set_ucur(cb, cb->ucur + 1);
 		} else if (cb->ustarted) {
 			/* a pool result, consumed */
 			struct cs_result *r = &p->res[cb->ucur];
@@ -1100,16 +1115,17 @@ static int pump(struct cs_backend *cb)
 			r->el = NULL;
 			r->str = NULL;
 			cb->ustarted = 0;
-			pthread_mutex_lock(&p->lock);
-			cb->ucur++;
-			/* the window moved */
-			pthread_cond_broadcast(&p->cond);
-			pthread_mutex_unlock(&p->lock);
+			set_ucur(cb, cb->ucur + 1);
 		}
 		/* the next unit, past those of a queue a fatal error ended */
-		while (cb->ucur < cb->nunits &&
-		       cb->units[cb->ucur].q + 1 == cb->dead_q)
-			cb->ucur++;
+		{
+			size_t i = cb->ucur;
+
+			while (i < cb->nunits && cb->units[i].q + 1 == cb->dead_q)
+				i++;
+			if (i != cb->ucur)
+				set_ucur(cb, i);
+		}
 		if (cb->ucur >= cb->nunits) {
 			cb->cur = cb->nq;
 			return PTD_ERR_END;
@@ -1122,7 +1138,7 @@ static int pump(struct cs_backend *cb)
 			cb->tsc = 0;
 		}
 		cb->ustarted = 1;
-		cb->own = !p || p->res[cb->ucur].state == CS_OWN;
+		cb->own = !p || u->bytes > CS_UNIT_BIG;
 		if (cb->own) {
 			if (p) {
 				pthread_mutex_lock(&p->lock);
