@@ -11,11 +11,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <pthread.h>
+#include <unistd.h>
 
 #ifndef PTD_HAVE_OPENCSD
 
 int coresight_open_snapshot(const char *dir, struct imgstore *st,
-			    struct backend **out, char *err, size_t errlen)
+			    unsigned threads, struct backend **out, char *err,
+			    size_t errlen)
 {
 	*out = NULL;
 	util_errf(err, errlen, "%s: this ptdecode was built without OpenCSD "
@@ -26,7 +29,7 @@ int coresight_open_snapshot(const char *dir, struct imgstore *st,
 
 int coresight_open_perf(const struct cs_etm_info *info,
 			const struct coresight_queue_desc *queues,
-			size_t nqueues, struct imgstore *st,
+			size_t nqueues, struct imgstore *st, unsigned threads,
 			struct backend **out, char *err, size_t errlen)
 {
 	*out = NULL;
@@ -66,6 +69,8 @@ struct cs_elem {
 	uint8_t ctx_valid, vmid_valid, ret_addr, on_reason;
 	uint8_t guard;           /* CS_EL_ERROR from the mispredict guard */
 	uint32_t num_i, ex_num, ctxid, vmid;
+	uint32_t msg;            /* CS_EL_ERROR: 1 + offset of its text in
+				  * the decoder's string pool, or 0 */
 	int32_t pid;
 	uint64_t st, en, index, ts, time;
 };
@@ -80,6 +85,71 @@ struct csq {
 	size_t nchunks;
 };
 
+/* A unit of decoding: chunks [c0, c1) of queue q.  The decoder starts each
+ * chunk from reset (perf's AUXTRACE records need not continue each other;
+ * a snapshot queue is one chunk), so units decode independently, on any
+ * thread, to the same elements. */
+struct cs_unit {
+	size_t q, c0, c1;
+	uint64_t bytes;
+};
+
+/* Units of consecutive chunks grow to this many bytes; a unit bigger than
+ * CS_UNIT_BIG is decoded by the consumer itself, a step at a time, so its
+ * elements never pile up in memory. */
+#define CS_UNIT_BYTES (64u << 10)
+#define CS_UNIT_BIG (16u << 20)
+/* Units decoded ahead of the consumer, per thread. */
+#define CS_AHEAD 2
+
+/* the mispredict guard (see guard_packet), per trace ID */
+struct cs_guard {
+	struct cs_dec *d;
+	uint8_t trace_id, nospec;
+	uint32_t max_spec;   /* TRCIDR8.MAXSPEC */
+	uint8_t addr_front;  /* an address element may be newer than
+			      * the newest atom */
+	uint8_t addr_behind; /* one may be older (and uncommitted) */
+	uint8_t addr_wait;   /* an exception or Q element waits for
+			      * its address packet */
+};
+
+/* One OpenCSD decode tree and what it produced: the consumer has one, each
+ * pool thread one.  OpenCSD calls back into it only from the thread that
+ * runs ocsd_dt_process_data on its tree. */
+struct cs_dec {
+	struct cs_backend *cb;
+	dcd_tree_handle_t tree;
+	size_t tree_q;           /* the queue the tree was made for */
+	const struct cs_unit *u; /* the unit being decoded */
+	size_t chunk, pos;
+	int flush, eot_sent, done, fatal;
+	int quiet;               /* OpenCSD's error log is off (pool running):
+				  * an OpenCSD error marks ocsd_err instead
+				  * of reading the log */
+	int ocsd_err;
+	int32_t pid;
+	uint64_t time;
+
+	struct cs_elem *el;
+	size_t el_n, el_cap, call_start;
+	char *str;               /* error texts */
+	size_t str_n, str_cap;
+	int nomem;
+
+	struct cs_guard guard[128];
+};
+
+/* A unit's decoded elements, handed from a pool thread to the consumer. */
+struct cs_result {
+	int state;               /* CS_FREE, CS_RUNNING, CS_DONE, CS_OWN */
+	int fatal, nomem;
+	struct cs_elem *el;
+	size_t n;
+	char *str;
+};
+enum { CS_FREE, CS_RUNNING, CS_DONE, CS_OWN };
+
 struct cs_backend {
 	struct backend b;
 	struct imgstore *st;
@@ -89,17 +159,23 @@ struct cs_backend {
 	struct csq *q;
 	size_t nq, cur;
 
-	/* the tree being decoded (queue cur) */
-	dcd_tree_handle_t tree;
-	size_t chunk, pos;
-	int flush, eot_sent;
-	int32_t pid;
-	uint64_t time;
+	struct cs_unit *units;
+	size_t nunits, ucur;     /* ucur: the unit being consumed */
+	int ustarted;            /* units[ucur] is under way */
+	size_t dead_q;           /* 1 + a queue a fatal error ended */
+	unsigned threads;
 
-	/* elements from OpenCSD not yet turned into events */
-	struct cs_elem *el;
-	size_t el_head, el_n, el_cap;
-	int nomem;
+	/* the consumer's decoder, and the elements being consumed (its own
+	 * or a pool result's) */
+	struct cs_dec main;
+	int own;                 /* units[ucur] decoded by main step by step */
+	int excl;                /* ... holding the pool's exclusive mode */
+	const struct cs_elem *el;
+	const char *el_str;
+	size_t el_head, el_n;
+
+	/* the pool: units ahead of ucur decoded on other threads */
+	struct cs_pool *pool;
 
 	/* an instruction range being expanded */
 	int in_range;
@@ -114,18 +190,6 @@ struct cs_backend {
 	int have_ctx;
 	uint32_t ctxid, vmid;
 	uint64_t tsc;
-
-	/* the mispredict guard (see guard_packet), per trace ID */
-	struct cs_guard {
-		struct cs_backend *cb;
-		uint8_t trace_id, nospec;
-		uint32_t max_spec;   /* TRCIDR8.MAXSPEC */
-		uint8_t addr_front;  /* an address element may be newer than
-				      * the newest atom */
-		uint8_t addr_behind; /* one may be older (and uncommitted) */
-		uint8_t addr_wait;   /* an exception or Q element waits for
-				      * its address packet */
-	} guard[128];
 
 	char **warn;
 	size_t nwarn, warncap;
@@ -273,7 +337,7 @@ static ocsd_datapath_resp_t push_elem(const void *ctx, const ocsd_trc_index_t id
 				      const uint8_t id,
 				      const ocsd_generic_trace_elem *g)
 {
-	struct cs_backend *cb = (struct cs_backend *)ctx;
+	struct cs_dec *d = (struct cs_dec *)ctx;
 	struct cs_elem *e;
 
 	switch (g->elem_type) {
@@ -288,12 +352,12 @@ static ocsd_datapath_resp_t push_elem(const void *ctx, const ocsd_trc_index_t id
 	default:
 		break;
 	}
-	if (util_grow((void **)&cb->el, &cb->el_cap, cb->el_n + 1,
-		      sizeof(*cb->el))) {
-		cb->nomem = 1;
+	if (util_grow((void **)&d->el, &d->el_cap, d->el_n + 1,
+		      sizeof(*d->el))) {
+		d->nomem = 1;
 		return OCSD_RESP_FATAL_SYS_ERR;
 	}
-	e = &cb->el[cb->el_n++];
+	e = &d->el[d->el_n++];
 	memset(e, 0, sizeof(*e));
 	e->type = (uint16_t)g->elem_type;
 	e->isa = (uint8_t)g->isa;
@@ -301,8 +365,8 @@ static ocsd_datapath_resp_t push_elem(const void *ctx, const ocsd_trc_index_t id
 	e->index = idx;
 	e->st = g->st_addr;
 	e->en = g->en_addr;
-	e->pid = cb->pid;
-	e->time = cb->time;
+	e->pid = d->pid;
+	e->time = d->time;
 	e->last_type = (uint8_t)g->last_i_type;
 	e->last_sub = (uint8_t)g->last_i_subtype;
 	e->cond = g->last_instr_cond;
@@ -330,8 +394,11 @@ static ocsd_datapath_resp_t push_elem(const void *ctx, const ocsd_trc_index_t id
 	default:
 		break;
 	}
-	return cb->el_n - cb->el_head >= CS_ELEM_HIGH ? OCSD_RESP_WAIT
-						      : OCSD_RESP_CONT;
+	/* a pause every CS_ELEM_HIGH elements of one call, whether or not
+	 * they are consumed at once: the calls (and so the errors OpenCSD
+	 * reports per call) are the same on any thread */
+	return d->el_n - d->call_start >= CS_ELEM_HIGH ? OCSD_RESP_WAIT
+						       : OCSD_RESP_CONT;
 }
 
 /* OpenCSD reads code only through here, i.e. through the image store. */
@@ -339,8 +406,9 @@ static uint32_t read_mem(const void *ctx, const ocsd_vaddr_t addr,
 			 const ocsd_mem_space_acc_t space, const uint8_t id,
 			 const uint32_t len, uint8_t *buf)
 {
-	struct cs_backend *cb = (struct cs_backend *)ctx;
-	int n = imgstore_read(cb->st, cb->pid, addr, cb->time, buf, len, NULL);
+	struct cs_dec *d = (struct cs_dec *)ctx;
+	int n = imgstore_read_r(d->cb->st, d->pid, addr, d->time, buf, len,
+				NULL, NULL, 0);
 
 	return n > 0 ? (uint32_t)n : 0;
 }
@@ -432,7 +500,7 @@ static int create_decoder(dcd_tree_handle_t tree, const struct cs_source *s,
 	return 0;
 }
 
-static void push_error(struct cs_backend *cb, uint64_t index);
+static void push_error(struct cs_dec *d, uint64_t index, const char *msg);
 
 /* OpenCSD 1.3.3 (Debian 12) crashes on some ETMv4 streams (found by
  * fuzzing; inputs in tests/fuzz/regress/coresight/opencsd-*):
@@ -552,26 +620,32 @@ static void guard_packet(const void *ctx, const ocsd_datapath_op_t op,
 		g->addr_front = 0;
 	}
 	if (hazard) {
-		struct cs_backend *cb = g->cb;
+		struct cs_dec *d = g->d;
 
 		pkt->type = ETM4_PKT_I_DISCARD;
 		g->addr_front = g->addr_behind = g->addr_wait = 0;
-		push_error(cb, index_sop);
-		if (cb->el_n) {
-			cb->el[cb->el_n - 1].trace_id = g->trace_id;
-			cb->el[cb->el_n - 1].guard = (uint8_t)hazard;
+		push_error(d, index_sop, NULL);
+		if (d->el_n) {
+			d->el[d->el_n - 1].trace_id = g->trace_id;
+			d->el[d->el_n - 1].guard = (uint8_t)hazard;
 		}
 	}
 }
 
-static dcd_tree_handle_t make_tree(struct cs_backend *cb, const struct csq *q,
+/* OpenCSD's C API keeps its trees' callback objects in one global map,
+ * unlocked: trees are made and destroyed under this lock. */
+static pthread_mutex_t tree_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static dcd_tree_handle_t make_tree(struct cs_dec *d, const struct csq *q,
 				   char *err, size_t errlen)
 {
 	dcd_tree_handle_t t;
 
+	pthread_mutex_lock(&tree_lock);
 	t = ocsd_create_dcd_tree(q->formatted ? OCSD_TRC_SRC_FRAME_FORMATTED
 				 : OCSD_TRC_SRC_SINGLE, q->dfmt_flags);
 	if (!t) {
+		pthread_mutex_unlock(&tree_lock);
 		util_errf(err, errlen, "OpenCSD could not create a decode tree");
 		return NULL;
 	}
@@ -583,13 +657,13 @@ static dcd_tree_handle_t make_tree(struct cs_backend *cb, const struct csq *q,
 		if (create_decoder(t, src, &csid, err, errlen))
 			goto fail;
 		/* the ID OpenCSD decodes this source under */
-		g = &cb->guard[csid & 0x7f];
+		g = &d->guard[csid & 0x7f];
 		/* OpenCSD 1.3.3's C API attaches packet monitors to ETMv4
 		 * decoders only, not to ETE ones: ETE goes unguarded */
 		if (src->proto != CS_PROTO_ETMV4)
 			continue;
 		memset(g, 0, sizeof(*g));
-		g->cb = cb;
+		g->d = d;
 		g->trace_id = csid & 0x7f;
 		g->nospec = src->trcidr8 == 0;
 		g->max_spec = src->trcidr8;
@@ -601,124 +675,517 @@ static dcd_tree_handle_t make_tree(struct cs_backend *cb, const struct csq *q,
 			goto fail;
 		}
 	}
-	if (ocsd_dt_set_gen_elem_outfn(t, push_elem, cb) != OCSD_OK ||
+	if (ocsd_dt_set_gen_elem_outfn(t, push_elem, d) != OCSD_OK ||
 	    ocsd_dt_add_callback_trcid_mem_acc(t, 0, ~(ocsd_vaddr_t)0,
 					       OCSD_MEM_SPACE_ANY, read_mem,
-					       cb) != OCSD_OK) {
+					       d) != OCSD_OK) {
 		util_errf(err, errlen, "OpenCSD could not set up the decode tree");
 		goto fail;
 	}
+	pthread_mutex_unlock(&tree_lock);
 	return t;
 fail:
 	ocsd_destroy_dcd_tree(t);
+	pthread_mutex_unlock(&tree_lock);
 	return NULL;
 }
 
-static void close_tree(struct cs_backend *cb)
+static void destroy_tree(dcd_tree_handle_t t)
 {
-	if (cb->tree)
-		ocsd_destroy_dcd_tree(cb->tree);
-	cb->tree = NULL;
-	cb->chunk = cb->pos = 0;
-	cb->flush = cb->eot_sent = 0;
-	cb->have_ctx = 0;
-	cb->tsc = 0;
+	pthread_mutex_lock(&tree_lock);
+	ocsd_destroy_dcd_tree(t);
+	pthread_mutex_unlock(&tree_lock);
 }
 
-static void push_error(struct cs_backend *cb, uint64_t index)
+static void dec_close(struct cs_dec *d)
+{
+	if (d->tree)
+		destroy_tree(d->tree);
+	d->tree = NULL;
+}
+
+static void dec_free(struct cs_dec *d)
+{
+	dec_close(d);
+	free(d->el);
+	free(d->str);
+	d->el = NULL;
+	d->str = NULL;
+	d->el_n = d->el_cap = d->str_n = d->str_cap = 0;
+}
+
+/* An error element; msg (copied) is its text, NULL for the guard's. */
+static void push_error(struct cs_dec *d, uint64_t index, const char *msg)
 {
 	struct cs_elem *e;
+	size_t len = msg ? strlen(msg) + 1 : 0;
 
-	if (util_grow((void **)&cb->el, &cb->el_cap, cb->el_n + 1,
-		      sizeof(*cb->el))) {
-		cb->nomem = 1;
+	if (util_grow((void **)&d->el, &d->el_cap, d->el_n + 1,
+		      sizeof(*d->el)) ||
+	    (len && util_grow((void **)&d->str, &d->str_cap, d->str_n + len, 1))) {
+		d->nomem = 1;
 		return;
 	}
-	e = &cb->el[cb->el_n++];
+	e = &d->el[d->el_n++];
 	memset(e, 0, sizeof(*e));
 	e->type = CS_EL_ERROR;
 	e->index = index;
-	e->trace_id = cb->cur < cb->nq && cb->q[cb->cur].nsrcs ?
-		      cb->q[cb->cur].srcs[0].trace_id : 0;
+	e->trace_id = d->cb->q[d->u->q].nsrcs ? d->cb->q[d->u->q].srcs[0].trace_id
+					       : 0;
+	if (len) {
+		memcpy(d->str + d->str_n, msg, len);
+		e->msg = (uint32_t)d->str_n + 1;
+		d->str_n += len;
+	}
 }
 
-/* Runs OpenCSD on the current queue until elements are pending or all
- * queues are done. */
+/* The state each chunk starts from: the decoders reset, the guard's
+ * speculation tracking too (its configuration stays). */
+static void dec_chunk_reset(struct cs_dec *d)
+{
+	uint32_t used = 0;
+
+	ocsd_dt_process_data(d->tree, OCSD_OP_RESET, 0, 0, NULL, &used);
+	for (size_t i = 0; i < 128; i++)
+		d->guard[i].addr_front = d->guard[i].addr_behind =
+			d->guard[i].addr_wait = 0;
+	d->pos = 0;
+	d->flush = d->eot_sent = 0;
+}
+
+/* Starts unit u on d: its queue's tree, reset. */
+static int dec_start(struct cs_dec *d, const struct cs_unit *u, char *err,
+		     size_t errlen)
+{
+	if (d->tree && d->tree_q != u->q)
+		dec_close(d);
+	if (!d->tree) {
+		d->tree = make_tree(d, &d->cb->q[u->q], err, errlen);
+		if (!d->tree)
+			return PTD_ERR_DECODE;
+		d->tree_q = u->q;
+	}
+	d->u = u;
+	d->chunk = u->c0;
+	d->done = d->fatal = d->ocsd_err = 0;
+	dec_chunk_reset(d);
+	return 0;
+}
+
+/* One call into OpenCSD on d's unit; sets d->done at its end. */
+static void dec_step(struct cs_dec *d)
+{
+	const struct csq *q = &d->cb->q[d->u->q];
+	ocsd_datapath_resp_t resp = OCSD_RESP_CONT;
+	uint32_t used = 0;
+	uint64_t index = 0;
+
+	d->call_start = d->el_n;
+	if (d->flush) {
+		resp = ocsd_dt_process_data(d->tree, OCSD_OP_FLUSH, 0, 0, NULL,
+					    &used);
+		d->flush = OCSD_DATA_RESP_IS_WAIT(resp);
+	} else if (d->chunk < d->u->c1) {
+		const struct coresight_chunk *c = &q->chunks[d->chunk];
+
+		d->pid = c->pid;
+		d->time = c->time;
+		index = c->offset + d->pos;
+		if (d->pos < c->size) {
+			size_t left = c->size - d->pos;
+			uint32_t blk = left > CS_BLOCK ? CS_BLOCK : (uint32_t)left;
+
+			resp = ocsd_dt_process_data(d->tree, OCSD_OP_DATA, index,
+						    blk, c->data + d->pos, &used);
+			d->pos += used > blk ? blk : used;
+			d->flush = OCSD_DATA_RESP_IS_WAIT(resp);
+			if (!used && !d->flush && !OCSD_DATA_RESP_IS_FATAL(resp))
+				resp = OCSD_RESP_FATAL_INVALID_DATA;
+		} else if (!d->eot_sent) {
+			resp = ocsd_dt_process_data(d->tree, OCSD_OP_EOT, 0, 0,
+						    NULL, &used);
+			d->eot_sent = 1;
+			d->flush = OCSD_DATA_RESP_IS_WAIT(resp);
+		} else {
+			/* next chunk: perf does not promise that it
+			 * continues this one */
+			d->chunk++;
+			if (d->chunk < d->u->c1)
+				dec_chunk_reset(d);
+		}
+	} else {
+		d->done = 1;
+		return;
+	}
+	if (OCSD_DATA_RESP_IS_ERR(resp) || OCSD_DATA_RESP_IS_FATAL(resp)) {
+		char m[256] = "", text[300];
+		ocsd_trc_index_t idx = 0;
+		uint8_t chan = 0;
+
+		/* OpenCSD's error log is one object for all threads: while
+		 * a pool runs it is off, and a unit with an error is
+		 * decoded again alone (run_unit) to read it */
+		if (d->quiet) {
+			d->ocsd_err = 1;
+		} else {
+			ocsd_get_last_err(&idx, &chan, m, sizeof(m));
+			m[strcspn(m, "\n")] = 0;
+		}
+		snprintf(text, sizeof(text), "OpenCSD: %s", m[0] ? m :
+			 "decode error");
+		push_error(d, index, text);
+	}
+	if (OCSD_DATA_RESP_IS_FATAL(resp)) {
+		/* this queue cannot go on; the others can */
+		dec_close(d);
+		d->fatal = d->done = 1;
+	}
+}
+
+/* ---- the pool ---------------------------------------------------------- */
+
+/* Pool threads claim units in order, at most CS_AHEAD per thread ahead of
+ * the consumer, and decode each whole into a cs_result.  OpenCSD's error
+ * log is off meanwhile (it is one unlocked object); a unit that meets an
+ * OpenCSD error is decoded again in exclusive mode (no other unit being
+ * decoded, the log on), so that its messages are exactly those of a
+ * single-threaded run.  The consumer decodes a unit itself when it
+ * reaches one no thread has claimed (it never sleeps while there is work),
+ * and units too big to hold decoded (CS_UNIT_BIG) step by step, in
+ * exclusive mode. */
+struct cs_pool {
+	struct cs_backend *cb;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	pthread_t *thr;
+	struct cs_dec *dec;        /* one per pool thread */
+	unsigned nthr;
+	struct cs_result *res;     /* per unit */
+	size_t claim;              /* units before it are all claimed */
+	size_t active;             /* units being decoded with the log off */
+	size_t excl_wait;          /* threads waiting for exclusive mode */
+	int excl, stop;
+};
+
+static void log_on(int on)
+{
+	ocsd_def_errlog_init(on ? OCSD_ERR_SEV_ERROR : OCSD_ERR_SEV_NONE, 0);
+}
+
+/* With p->lock held: waits for exclusive mode and takes it. */
+static void excl_enter(struct cs_pool *p)
+{
+	p->excl_wait++;
+	while (p->active || p->excl)
+		pthread_cond_wait(&p->cond, &p->lock);
+	p->excl_wait--;
+	p->excl = 1;
+	log_on(1);
+}
+
+static void excl_leave(struct cs_pool *p)
+{
+	log_on(0);
+	p->excl = 0;
+	pthread_cond_broadcast(&p->cond);
+}
+
+/* Decodes unit i whole on d into r (lock not held). */
+static void decode_whole(struct cs_dec *d, size_t i, struct cs_result *r,
+			 int quiet)
+{
+	struct cs_backend *cb = d->cb;
+	char err[256];
+
+	d->el_n = d->str_n = 0;
+	d->nomem = 0;
+	d->quiet = quiet;
+	if (dec_start(d, &cb->units[i], err, sizeof(err))) {
+		/* the tree was made once at open: only memory can fail */
+		r->nomem = 1;
+	} else {
+		while (!d->done && !d->nomem)
+			dec_step(d);
+	}
+	r->fatal = d->fatal;
+	r->nomem |= d->nomem;
+	free(r->el);
+	free(r->str);
+	r->el = d->el;
+	r->n = d->el_n;
+	r->str = d->str;
+	d->el = NULL;
+	d->str = NULL;
+	d->el_n = d->el_cap = d->str_n = d->str_cap = 0;
+}
+
+/* Claims the next unit a thread may decode ahead, or returns nunits
+ * (lock held). */
+static size_t claim_next(struct cs_pool *p)
+{
+	struct cs_backend *cb = p->cb;
+	size_t lim = cb->ucur + (size_t)CS_AHEAD * (p->nthr + 1);
+
+	while (p->claim < cb->nunits && p->res[p->claim].state != CS_FREE)
+		p->claim++;
+	if (p->excl || p->excl_wait || p->claim >= cb->nunits || p->claim > lim)
+		return cb->nunits;
+	p->res[p->claim].state = CS_RUNNING;
+	return p->claim++;
+}
+
+/* Decodes claimed unit i on d (lock held on entry and exit). */
+static void run_unit(struct cs_pool *p, struct cs_dec *d, size_t i)
+{
+	struct cs_result *r = &p->res[i];
+
+	p->active++;
+	pthread_mutex_unlock(&p->lock);
+	decode_whole(d, i, r, 1);
+	pthread_mutex_lock(&p->lock);
+	p->active--;
+	if (d->ocsd_err && !r->nomem) {
+		excl_enter(p);
+		pthread_mutex_unlock(&p->lock);
+		r->nomem = 0;
+		decode_whole(d, i, r, 0);
+		pthread_mutex_lock(&p->lock);
+		excl_leave(p);
+	}
+	r->state = CS_DONE;
+	pthread_cond_broadcast(&p->cond);
+}
+
+static void *pool_main(void *arg)
+{
+	struct cs_dec *d = arg;
+	struct cs_pool *p = d->cb->pool;
+
+	pthread_mutex_lock(&p->lock);
+	while (!p->stop) {
+		size_t i = claim_next(p);
+
+		if (i == d->cb->nunits) {
+			pthread_cond_wait(&p->cond, &p->lock);
+			continue;
+		}
+		run_unit(p, d, i);
+	}
+	pthread_mutex_unlock(&p->lock);
+	return NULL;
+}
+
+static void pool_stop(struct cs_backend *cb)
+{
+	struct cs_pool *p = cb->pool;
+
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->lock);
+	p->stop = 1;
+	if (cb->excl) {
+		/* the consumer stopped inside a big unit */
+		cb->excl = 0;
+		excl_leave(p);
+	}
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+	for (unsigned i = 0; i < p->nthr; i++)
+		pthread_join(p->thr[i], NULL);
+	log_on(1);
+	for (unsigned i = 0; i < p->nthr; i++)
+		dec_free(&p->dec[i]);
+	for (size_t i = 0; i < cb->nunits; i++) {
+		free(p->res[i].el);
+		free(p->res[i].str);
+	}
+	pthread_mutex_destroy(&p->lock);
+	pthread_cond_destroy(&p->cond);
+	free(p->thr);
+	free(p->dec);
+	free(p->res);
+	free(p);
+	cb->pool = NULL;
+}
+
+/* Starts threads - 1 pool threads if there is more than one unit a pool
+ * could decode.  Without a pool everything runs as before, on the caller's
+ * thread; a pool that cannot start is no error. */
+static void pool_start(struct cs_backend *cb, unsigned threads)
+{
+	struct cs_pool *p;
+	size_t small = 0;
+
+	for (size_t i = 0; i < cb->nunits; i++)
+		small += cb->units[i].bytes <= CS_UNIT_BIG;
+	if (threads < 2 || small < 2)
+		return;
+	if (threads - 1 > small)
+		threads = (unsigned)small + 1;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return;
+	p->cb = cb;
+	p->thr = calloc(threads, sizeof(*p->thr));
+	p->dec = calloc(threads, sizeof(*p->dec));
+	p->res = calloc(cb->nunits, sizeof(*p->res));
+	if (!p->thr || !p->dec || !p->res) {
+		free(p->thr);
+		free(p->dec);
+		free(p->res);
+		free(p);
+		return;
+	}
+	for (size_t i = 0; i < cb->nunits; i++)
+		if (cb->units[i].bytes > CS_UNIT_BIG)
+			p->res[i].state = CS_OWN;
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->cond, NULL);
+	cb->pool = p;
+	cb->main.quiet = 1;
+	log_on(0);
+	pthread_mutex_lock(&p->lock);
+	for (unsigned i = 0; i < threads - 1; i++) {
+		p->dec[i].cb = cb;
+		if (pthread_create(&p->thr[i], NULL, pool_main, &p->dec[i]))
+			break;
+		p->nthr++;
+	}
+	pthread_mutex_unlock(&p->lock);
+}
+
+/* ---- the consumer ------------------------------------------------------ */
+
+/* Moves the consumer to unit i: pool threads read ucur for their window. */
+static void set_ucur(struct cs_backend *cb, size_t i)
+{
+	struct cs_pool *p = cb->pool;
+
+	if (!p) {
+		cb->ucur = i;
+		return;
+	}
+	pthread_mutex_lock(&p->lock);
+	cb->ucur = i;
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+}
+
+/* Makes the next elements available (cb->el[el_head..el_n)), or returns
+ * PTD_ERR_END when all units are done. */
 static int pump(struct cs_backend *cb)
 {
 	while (cb->el_head == cb->el_n) {
-		ocsd_datapath_resp_t resp = OCSD_RESP_CONT;
-		const struct csq *q;
-		uint32_t used = 0;
-		uint64_t index = 0;
+		struct cs_pool *p = cb->pool;
+		const struct cs_unit *u;
 
 		cb->el_head = cb->el_n = 0;
-		if (cb->nomem) {
-			util_errf(cb->errmsg, sizeof(cb->errmsg), "out of memory "
-				  "while decoding CoreSight trace");
-			return PTD_ERR_NOMEM;
-		}
-		if (cb->cur >= cb->nq)
-			return PTD_ERR_END;
-		q = &cb->q[cb->cur];
-		if (!cb->tree) {
-			cb->tree = make_tree(cb, q, cb->errmsg, sizeof(cb->errmsg));
-			if (!cb->tree)
-				return PTD_ERR_DECODE;
-		}
-		if (cb->flush) {
-			resp = ocsd_dt_process_data(cb->tree, OCSD_OP_FLUSH, 0, 0,
-						    NULL, &used);
-			cb->flush = OCSD_DATA_RESP_IS_WAIT(resp);
-		} else if (cb->chunk < q->nchunks) {
-			const struct coresight_chunk *c = &q->chunks[cb->chunk];
+		if (cb->ustarted && cb->own) {
+			/* the consumer's own unit: a step at a time */
+			struct cs_dec *d = &cb->main;
 
-			cb->pid = c->pid;
-			cb->time = c->time;
-			index = c->offset + cb->pos;
-			if (cb->pos < c->size) {
-				size_t left = c->size - cb->pos;
-				uint32_t blk = left > CS_BLOCK ? CS_BLOCK
-							       : (uint32_t)left;
-
-				resp = ocsd_dt_process_data(cb->tree, OCSD_OP_DATA,
-							    index, blk,
-							    c->data + cb->pos,
-							    &used);
-				cb->pos += used > blk ? blk : used;
-				cb->flush = OCSD_DATA_RESP_IS_WAIT(resp);
-				if (!used && !cb->flush &&
-				    !OCSD_DATA_RESP_IS_FATAL(resp))
-					resp = OCSD_RESP_FATAL_INVALID_DATA;
-			} else if (!cb->eot_sent) {
-				resp = ocsd_dt_process_data(cb->tree, OCSD_OP_EOT,
-							    0, 0, NULL, &used);
-				cb->eot_sent = 1;
-				cb->flush = OCSD_DATA_RESP_IS_WAIT(resp);
-			} else {
-				/* next chunk: perf does not promise that it
-				 * continues this one */
-				cb->chunk++;
-				cb->pos = 0;
-				cb->eot_sent = 0;
-				if (cb->chunk < q->nchunks)
-					ocsd_dt_process_data(cb->tree, OCSD_OP_RESET,
-							     0, 0, NULL, &used);
+			if (d->nomem)
+				goto nomem;
+			if (!d->done) {
+				d->el_n = d->str_n = 0;
+				dec_step(d);
+				cb->el = d->el;
+				cb->el_str = d->str;
+				cb->el_n = d->el_n;
+				continue;
 			}
-		} else {
-			close_tree(cb);
-			cb->cur++;
+			if (d->fatal)
+				cb->dead_q = cb->units[cb->ucur].q + 1;
+			if (cb->excl) {
+				pthread_mutex_lock(&p->lock);
+				cb->excl = 0;
+				excl_leave(p);
+				pthread_mutex_unlock(&p->lock);
+			}
+			cb->ustarted = 0;
+			set_ucur(cb, cb->ucur + 1);
+		} else if (cb->ustarted) {
+			/* a pool result, consumed */
+			struct cs_result *r = &p->res[cb->ucur];
+
+			if (r->fatal)
+				cb->dead_q = cb->units[cb->ucur].q + 1;
+			free(r->el);
+			free(r->str);
+			r->el = NULL;
+			r->str = NULL;
+			cb->ustarted = 0;
+			set_ucur(cb, cb->ucur + 1);
+		}
+		/* the next unit, past those of a queue a fatal error ended */
+		{
+			size_t i = cb->ucur;
+
+			while (i < cb->nunits && cb->units[i].q + 1 == cb->dead_q)
+				i++;
+			if (i != cb->ucur)
+				set_ucur(cb, i);
+		}
+		if (cb->ucur >= cb->nunits) {
+			cb->cur = cb->nq;
+			return PTD_ERR_END;
+		}
+		u = &cb->units[cb->ucur];
+		if (u->q != cb->cur) {
+			/* a new queue: a new PE context */
+			cb->cur = u->q;
+			cb->have_ctx = 0;
+			cb->tsc = 0;
+		}
+		cb->ustarted = 1;
+		cb->own = !p || u->bytes > CS_UNIT_BIG;
+		if (cb->own) {
+			if (p) {
+				pthread_mutex_lock(&p->lock);
+				excl_enter(p);
+				cb->excl = 1;
+				pthread_mutex_unlock(&p->lock);
+				cb->main.quiet = 0;
+			}
+			cb->main.el_n = cb->main.str_n = 0;
+			if (dec_start(&cb->main, u, cb->errmsg, sizeof(cb->errmsg)))
+				return PTD_ERR_DECODE;
 			continue;
 		}
-		if (OCSD_DATA_RESP_IS_ERR(resp) || OCSD_DATA_RESP_IS_FATAL(resp))
-			push_error(cb, index);
-		if (OCSD_DATA_RESP_IS_FATAL(resp)) {
-			/* this queue cannot go on; the others can */
-			close_tree(cb);
-			cb->cur++;
+		/* from the pool: claimed by nobody yet, decode it here;
+		 * while a thread decodes it, decode the next free one */
+		pthread_mutex_lock(&p->lock);
+		while (p->res[cb->ucur].state != CS_DONE) {
+			size_t i = cb->ucur;
+
+			if (p->res[i].state != CS_FREE) {
+				i = claim_next(p);
+				if (i == cb->nunits) {
+					pthread_cond_wait(&p->cond, &p->lock);
+					continue;
+				}
+			} else {
+				p->res[i].state = CS_RUNNING;
+			}
+			cb->main.quiet = 1;
+			run_unit(p, &cb->main, i);
+		}
+		pthread_mutex_unlock(&p->lock);
+		{
+			struct cs_result *r = &p->res[cb->ucur];
+
+			if (r->nomem)
+				goto nomem;
+			cb->el = r->el;
+			cb->el_str = r->str;
+			cb->el_n = r->n;
 		}
 	}
 	return 0;
+nomem:
+	util_errf(cb->errmsg, sizeof(cb->errmsg), "out of memory while "
+		  "decoding CoreSight trace");
+	return PTD_ERR_NOMEM;
 }
 
 /* ---- elements to events ------------------------------------------------ */
@@ -893,11 +1360,7 @@ static int elem_event(struct cs_backend *cb, const struct cs_elem *e,
 		cb->tsc = e->ts;
 		ev_init(cb, ev, e, PTD_EV_TIME);
 		return 1;
-	case CS_EL_ERROR: {
-		ocsd_trc_index_t idx = 0;
-		uint8_t chan = 0;
-		char m[256] = "";
-
+	case CS_EL_ERROR:
 		ev_init(cb, ev, e, PTD_EV_ERROR);
 		ev->error = PTD_ERR_DECODE;
 		ev->flags |= PTD_EVF_IP_SUPPRESSED;
@@ -922,13 +1385,11 @@ static int elem_event(struct cs_backend *cb, const struct cs_elem *e,
 			ev->msg = cb->msg;
 			return 1;
 		}
-		ocsd_get_last_err(&idx, &chan, m, sizeof(m));
-		m[strcspn(m, "\n")] = 0;
-		snprintf(cb->msg, sizeof(cb->msg), "OpenCSD: %s", m[0] ? m :
-			 "decode error");
+		/* OpenCSD's text, read when the error was reported */
+		snprintf(cb->msg, sizeof(cb->msg), "%s", e->msg && cb->el_str ?
+			 cb->el_str + e->msg - 1 : "OpenCSD: decode error");
 		ev->msg = cb->msg;
 		return 1;
-	}
 	}
 	return 0;
 }
@@ -1000,7 +1461,8 @@ static void cs_destroy(struct backend *b)
 
 	if (!cb)
 		return;
-	close_tree(cb);
+	pool_stop(cb);
+	dec_free(&cb->main);
 	for (size_t i = 0; i < cb->nq; i++) {
 		free(cb->q[i].srcs);
 		free(cb->q[i].chunks);
@@ -1012,7 +1474,7 @@ static void cs_destroy(struct backend *b)
 	free(cb->warn);
 	free(cb->maps);
 	free(cb->q);
-	free(cb->el);
+	free(cb->units);
 	free(cb);
 }
 
@@ -1022,6 +1484,7 @@ static struct cs_backend *cs_new(void)
 
 	if (!cb)
 		return NULL;
+	cb->main.cb = cb;
 	cb->b.next = cs_next;
 	cb->b.errmsg = cs_errmsg;
 	cb->b.destroy = cs_destroy;
@@ -1056,6 +1519,49 @@ const char *coresight_warning(const struct backend *b, size_t i)
 	const struct cs_backend *cb = (const struct cs_backend *)b;
 
 	return i < cb->nwarn ? cb->warn[i] : NULL;
+}
+
+/* Checks every queue's configuration now rather than mid-stream, cuts the
+ * queues into units and starts the pool (threads 0: one per core). */
+static int cs_ready(struct cs_backend *cb, unsigned threads, char *err,
+		    size_t errlen)
+{
+	size_t cap = 0;
+
+	for (size_t i = 0; i < cb->nq; i++) {
+		const struct csq *q = &cb->q[i];
+
+		cb->main.tree = make_tree(&cb->main, q, err, errlen);
+		if (!cb->main.tree)
+			return PTD_ERR_DECODE;
+		dec_close(&cb->main);
+		for (size_t c = 0; c < q->nchunks;) {
+			struct cs_unit *u;
+
+			if (util_grow((void **)&cb->units, &cap, cb->nunits + 1,
+				      sizeof(*cb->units))) {
+				util_errf(err, errlen, "out of memory");
+				return PTD_ERR_NOMEM;
+			}
+			u = &cb->units[cb->nunits++];
+			u->q = i;
+			u->c0 = c;
+			u->bytes = q->chunks[c++].size;
+			/* small chunks together: fewer hand-overs */
+			while (c < q->nchunks && u->bytes + q->chunks[c].size <=
+			       CS_UNIT_BYTES)
+				u->bytes += q->chunks[c++].size;
+			u->c1 = c;
+		}
+	}
+	if (threads == 0) {
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+		threads = n > 0 ? (unsigned)n : 1;
+	}
+	cb->threads = threads;
+	pool_start(cb, threads);
+	return 0;
 }
 
 /* ---- snapshots ----------------------------------------------------------- */
@@ -1337,7 +1843,8 @@ static int snap_buffer(struct cs_backend *cb, const struct cssnap *s,
 }
 
 int coresight_open_snapshot(const char *dir, struct imgstore *st,
-			    struct backend **out, char *err, size_t errlen)
+			    unsigned threads, struct backend **out, char *err,
+			    size_t errlen)
 {
 	struct cs_backend *cb;
 	struct cssnap *s = NULL;
@@ -1390,16 +1897,9 @@ int coresight_open_snapshot(const char *dir, struct imgstore *st,
 	rc = add_dumps(cb, refs, nrefs, err, errlen);
 	if (rc)
 		goto fail;
-	/* Check every queue's configuration now rather than mid-stream. */
-	for (size_t i = 0; i < cb->nq; i++) {
-		dcd_tree_handle_t t = make_tree(cb, &cb->q[i], err, errlen);
-
-		if (!t) {
-			rc = PTD_ERR_DECODE;
-			goto fail;
-		}
-		ocsd_destroy_dcd_tree(t);
-	}
+	rc = cs_ready(cb, threads, err, errlen);
+	if (rc)
+		goto fail;
 	free(refs);
 	cssnap_free(s);
 	*out = &cb->b;
@@ -1416,7 +1916,7 @@ fail:
 
 int coresight_open_perf(const struct cs_etm_info *info,
 			const struct coresight_queue_desc *queues,
-			size_t nqueues, struct imgstore *st,
+			size_t nqueues, struct imgstore *st, unsigned threads,
 			struct backend **out, char *err, size_t errlen)
 {
 	struct cs_backend *cb;
@@ -1431,6 +1931,7 @@ int coresight_open_perf(const struct cs_etm_info *info,
 	if (!cb || !(cb->q = calloc(nqueues + 1, sizeof(*cb->q))))
 		goto nomem;
 	cb->st = st;
+	rc = PTD_ERR_NOMEM;
 	for (size_t i = 0; i < nqueues; i++) {
 		const struct coresight_queue_desc *d = &queues[i];
 		struct csq *q = &cb->q[cb->nq++];
@@ -1464,16 +1965,10 @@ int coresight_open_perf(const struct cs_etm_info *info,
 			rc = PTD_ERR_CORRUPT;
 			goto fail;
 		}
-		{
-			dcd_tree_handle_t t = make_tree(cb, q, err, errlen);
-
-			if (!t) {
-				rc = PTD_ERR_DECODE;
-				goto fail;
-			}
-			ocsd_destroy_dcd_tree(t);
-		}
 	}
+	rc = cs_ready(cb, threads, err, errlen);
+	if (rc)
+		goto fail;
 	*out = &cb->b;
 	return 0;
 nomem:

@@ -14,9 +14,19 @@
  *     different trace IDs come in buffer order.
  * ev.queue is the queue index, ev.cpu the core (-1 if unknown).
  *
- * Code bytes are read only through imgstore_read(), so that time-versioned
- * images work: snapshots use pid IMGSTORE_KERNEL and no time; perf queues
- * use each chunk's pid and time.
+ * Parallel decoding.  The decoder starts every chunk from reset, so a
+ * queue is decoded in units (a snapshot queue; one perf chunk or several
+ * small consecutive ones) that decode independently.  With threads > 1
+ * units ahead of the consumer are decoded on a pool of threads - 1 threads
+ * (the caller decodes too), each with its own decode tree, and their
+ * elements turned into events in unit order, so the events are the same
+ * for any thread count.  OpenCSD's error log is a global object: it is
+ * off while a pool runs, and a unit with an OpenCSD error is decoded again
+ * alone to read its texts.  See docs/ARCHITECTURE.md.
+ *
+ * Code bytes are read only through imgstore_read_r(), so that
+ * time-versioned images work: snapshots use pid IMGSTORE_KERNEL and no
+ * time; perf queues use each chunk's pid and time.
  *
  * Events: an OpenCSD instruction range becomes one PTD_EV_INSN per
  * instruction (A64/A32: 4 bytes; T32: 4 when the first halfword is
@@ -40,11 +50,15 @@
 struct imgstore;
 
 /* Opens the snapshot directory dir.  Dumps ([dumpN] sections) of the cores
- * traced are added to st under IMGSTORE_KERNEL for all time.  Returns 0 or
+ * traced are added to st under IMGSTORE_KERNEL for all time.  threads:
+ * decoding threads, the caller's included (0: one per core; 1: all on the
+ * caller's thread).  The store must not change while the backend lives.
+ * Returns 0 or
  * a negative enum ptd_error (PTD_ERR_UNSUPPORTED for snapshots with only
  * STM/ITM trace, or for builds without OpenCSD) with a message in err. */
 int coresight_open_snapshot(const char *dir, struct imgstore *st,
-			    struct backend **out, char *err, size_t errlen);
+			    unsigned threads, struct backend **out, char *err,
+			    size_t errlen);
 
 /* One piece of a perf AUX queue's trace (an AUXTRACE record's payload).
  * The bytes stay owned by the caller and must outlive the backend.  The
@@ -68,10 +82,11 @@ struct coresight_queue_desc {
 
 /* Builds a backend over perf AUX queues: each queue gets decoders for the
  * sources in info (formatted: all with a valid trace ID; raw: the one of
- * the queue's CPU).  Arrays are copied; chunk bytes are not. */
+ * the queue's CPU).  Arrays are copied; chunk bytes are not.  threads as
+ * for coresight_open_snapshot. */
 int coresight_open_perf(const struct cs_etm_info *info,
 			const struct coresight_queue_desc *queues,
-			size_t nqueues, struct imgstore *st,
+			size_t nqueues, struct imgstore *st, unsigned threads,
 			struct backend **out, char *err, size_t errlen);
 
 /* An OpenCSD instruction range (or an inaccessible address), as decoded. */

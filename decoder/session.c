@@ -953,25 +953,22 @@ static int open_cs_etm(struct ptd_session *s)
 		cq[i].chunks = &s->cs_chunks[k];
 		cq[i].cpu = q->cpu;
 		cq[i].formatted = !s->cs_raw_format;
-		/* OpenCSD decodes one buffer per queue */
-		{
-			const uint8_t *d;
-			int arc = assemble_queue(s, i, &d);
-
-			if (arc) {
-				free(cq);
-				cs_etm_info_free(&info);
-				return arc;
-			}
+		/* each AUXTRACE payload a chunk, in place in the file mapping:
+		 * the decoder resets between them, as perf's does (one
+		 * record need not continue the one before), and they are
+		 * the units decoded in parallel; ev.offset counts bytes
+		 * within the queue */
+		for (size_t p = 0; p < q->npieces; p++, k++) {
+			s->cs_chunks[k].data = q->pieces[p].data;
+			s->cs_chunks[k].size = q->pieces[p].size;
+			s->cs_chunks[k].offset = q->pieces[p].offset;
+			s->cs_chunks[k].time = IMGSTORE_TIME_UNKNOWN;
+			s->cs_chunks[k].pid = pid < 0 ? IMGSTORE_KERNEL : pid;
 		}
-		s->cs_chunks[k].data = q->data;
-		s->cs_chunks[k].size = q->size;
-		s->cs_chunks[k].time = IMGSTORE_TIME_UNKNOWN;
-		s->cs_chunks[k].pid = pid < 0 ? IMGSTORE_KERNEL : pid;
-		cq[i].nchunks = 1;
-		k++;
+		cq[i].nchunks = q->npieces;
 	}
-	rc = coresight_open_perf(&info, cq, s->nqueues, s->st, &s->be, err, sizeof(err));
+	rc = coresight_open_perf(&info, cq, s->nqueues, s->st, s->opts.threads,
+				 &s->be, err, sizeof(err));
 	free(cq);
 	cs_etm_info_free(&info);
 	if (rc)
@@ -984,7 +981,8 @@ static int open_cs_etm(struct ptd_session *s)
 static int open_snapshot(struct ptd_session *s, const char *dir)
 {
 	char err[512];
-	int rc = coresight_open_snapshot(dir, s->st, &s->be, err, sizeof(err));
+	int rc = coresight_open_snapshot(dir, s->st, s->opts.threads, &s->be,
+					   err, sizeof(err));
 
 	if (rc)
 		return fail(s, rc, "%s", err);

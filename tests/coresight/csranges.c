@@ -34,7 +34,7 @@ static struct backend *open_or_die(const char *dir, struct imgstore **st)
 		fprintf(stderr, "out of memory\n");
 		exit(1);
 	}
-	rc = coresight_open_snapshot(dir, *st, &b, err, sizeof(err));
+	rc = coresight_open_snapshot(dir, *st, 1, &b, err, sizeof(err));
 	if (rc == PTD_ERR_UNSUPPORTED) {
 		printf("UNSUPPORTED: %s\n", err);
 		imgstore_free(*st);

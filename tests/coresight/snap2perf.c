@@ -5,7 +5,8 @@
  * ptdecode's perf.data path can be checked against its snapshot path (which
  * tests/coresight checks against trc_pkt_lister).
  *
- *   snap2perf [--hdr-version 1|2] [--image-root DIR] SNAPSHOT_DIR OUT
+ *   snap2perf [--hdr-version 1|2] [--image-root DIR] [--repeat N]
+ *             SNAPSHOT_DIR OUT
  *
  * What is written (Linux perf's layout, tools/perf/util/cs-etm.h):
  *   - attrs: cs_etm (PMU type 8) and dummy, sample_type
@@ -19,7 +20,12 @@
  *     earlier one left out as the snapshot reader does;
  *   - per trace buffer: one AUXTRACE record holding its bytes as they are
  *     (a formatted buffer keeps all its trace IDs in one queue) and its AUX
- *     record (flag CORESIGHT_FORMAT_RAW for source_data buffers).
+ *     record (flag CORESIGHT_FORMAT_RAW for source_data buffers);
+ *     --repeat N writes each buffer N times, as N AUXTRACE records of
+ *     the queue (a decoder resets between records, as perf's does, so the
+ *     flow is N times the buffer's: many chunks for parallel decoding);
+ *     --garble K damages every K-th copy (one byte in 61 flipped past its
+ *     first 256), so that decoders report errors in some chunks.
  * The source's CPU is N for a core named cpu_N, else an unused number.
  * MMAP2 file names are the dumps' absolute paths, or DIR/<file as in the
  * .ini> with --image-root (then found with ptdecode --search-path).
@@ -205,7 +211,7 @@ static void raw_record(struct perfwrite *w, uint32_t type, uint16_t misc,
 static void usage(void)
 {
 	fprintf(stderr, "usage: snap2perf [--hdr-version 1|2] [--image-root DIR] "
-		"SNAPSHOT_DIR OUT.perf.data\n");
+		"[--repeat N [--garble K]] SNAPSHOT_DIR OUT.perf.data\n");
 	exit(2);
 }
 
@@ -220,12 +226,18 @@ int main(int argc, char **argv)
 	struct util_map *maps;
 	struct perfwrite *w;
 	uint64_t t = 1000000;
+	long repeat = 1, garble = 0;
+	uint8_t *bad = NULL;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--hdr-version") && i + 1 < argc)
 			version = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--image-root") && i + 1 < argc)
 			root = argv[++i];
+		else if (!strcmp(argv[i], "--repeat") && i + 1 < argc)
+			repeat = atol(argv[++i]);
+		else if (!strcmp(argv[i], "--garble") && i + 1 < argc)
+			garble = atol(argv[++i]);
 		else if (argv[i][0] == '-')
 			usage();
 		else if (!dir)
@@ -235,7 +247,8 @@ int main(int argc, char **argv)
 		else
 			usage();
 	}
-	if (!dir || !out || version < 1 || version > 2)
+	if (!dir || !out || version < 1 || version > 2 || repeat < 1 ||
+	    repeat > 1000000 || garble < 0)
 		usage();
 	rc = cssnap_load(dir, &s, err, sizeof(err));
 	if (rc)
@@ -482,17 +495,34 @@ int main(int argc, char **argv)
 				continue;
 			if (util_map_file(s->buf[b].path, &maps[b], err, sizeof(err)))
 				die("trace buffer %s: %s", s->buf[b].path, err);
-			sid.pid = sid.tid = PROC_PID;
-			sid.time = ++t;
-			sid.id = CS_ETM_ID + first;
-			sid.cpu = (uint32_t)src[first].cpu;
-			check(perfwrite_aux(w, &sid, 0, maps[b].size,
-					    raw_bufs ? AUX_FLAG_CORESIGHT_RAW : 0),
-			      "AUX");
-			check(perfwrite_auxtrace(w, maps[b].data, maps[b].size, 0,
-						 0x5e1f0000ull + q, (uint32_t)q,
-						 PROC_PID, (uint32_t)src[first].cpu),
-			      "AUXTRACE");
+			if (garble) {
+				free(bad);
+				bad = malloc(maps[b].size + 1);
+				if (!bad)
+					die("out of memory");
+				memcpy(bad, maps[b].data, maps[b].size);
+				for (size_t k = 256; k < maps[b].size; k += 61)
+					bad[k] ^= 0x5a;
+			}
+			for (long r = 0; r < repeat; r++) {
+				uint64_t off = (uint64_t)r * maps[b].size;
+				const void *data = garble && r % garble == garble - 1 ?
+						   (const void *)bad : maps[b].data;
+
+				sid.pid = sid.tid = PROC_PID;
+				sid.time = ++t;
+				sid.id = CS_ETM_ID + first;
+				sid.cpu = (uint32_t)src[first].cpu;
+				check(perfwrite_aux(w, &sid, off, maps[b].size,
+						    raw_bufs ? AUX_FLAG_CORESIGHT_RAW : 0),
+				      "AUX");
+				check(perfwrite_auxtrace(w, data, maps[b].size,
+							 off, 0x5e1f0000ull + q +
+							 ((uint64_t)r << 16),
+							 (uint32_t)q, PROC_PID,
+							 (uint32_t)src[first].cpu),
+				      "AUXTRACE");
+			}
 			q++;
 		}
 		check(perfwrite_finished_round(w), "FINISHED_ROUND");
@@ -523,6 +553,7 @@ int main(int argc, char **argv)
 		if (maps[b].data)
 			util_unmap(&maps[b]);
 	free(maps);
+	free(bad);
 	free(src);
 	free(img);
 	cssnap_free(s);

@@ -93,7 +93,7 @@ static void expect(const char *what, int want_rc, const char *text)
 	struct imgstore *st = imgstore_new();
 	struct backend *b = NULL;
 	char err[512] = "";
-	int rc = coresight_open_snapshot(dir, st, &b, err, sizeof(err));
+	int rc = coresight_open_snapshot(dir, st, 1, &b, err, sizeof(err));
 	int found = !text || strstr(err, text) != NULL;
 
 	if (b) {

@@ -301,7 +301,7 @@ int main(int argc, char **argv)
 		qd.nchunks = 1;
 		qd.cpu = aux_cpu;
 		qd.formatted = 1;
-		rc = coresight_open_perf(&info, &qd, 1, st, &b, err, sizeof(err));
+		rc = coresight_open_perf(&info, &qd, 1, st, 1, &b, err, sizeof(err));
 		if (rc) {
 			printf("FAIL: coresight_open_perf: %s\n", err);
 			return 1;

@@ -89,7 +89,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!st || imgstore_add_bytes(st, 100, CS_CODE_ADDR, CS_CODE_SIZE, code,
 				      0, IMGSTORE_FOREVER, "code") < 0)
 		abort();
-	if (coresight_open_perf(&info, &q, 1, st, &be, err, sizeof(err)) == 0) {
+	if (coresight_open_perf(&info, &q, 1, st, 1, &be, err, sizeof(err)) == 0) {
 		struct ptd_event ev;
 
 		for (size_t n = 0; n < MAX_EVENTS; n++) {

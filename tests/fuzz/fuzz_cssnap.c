@@ -121,7 +121,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	st = imgstore_new();
 	if (!st)
 		return 0;
-	if (coresight_open_snapshot(dir, st, &be, err, sizeof(err)) == 0) {
+	if (coresight_open_snapshot(dir, st, 1, &be, err, sizeof(err)) == 0) {
 		struct ptd_event ev;
 
 		for (size_t n = 0; n < MAX_EVENTS; n++) {

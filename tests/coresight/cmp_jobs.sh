@@ -1,0 +1,81 @@
+#!/bin/sh
+# cmp_jobs.sh SNAP2PERF PTDECODE INPUT [COPIES]
+#
+# Parallel CoreSight decoding must not change a byte of the output:
+# `ptdecode --insn` and `ptdecode --stats` at -j2 and -j4 must print
+# exactly what -j1 prints (and exit the same way) for
+#   - INPUT, a snapshot directory (one unit per queue) or a perf.data,
+#   - a snapshot INPUT as a perf.data whose buffer is repeated as COPIES
+#     (default 24) AUXTRACE records: many chunks, decoded on a pool; the
+#     decoder resets between records, so the copies decode alike and
+#     hold COPIES times the instructions of one;
+#   - the same with every third copy garbled: decode errors (OpenCSD's
+#     texts, the guard's, a fatal one ending a queue) in some chunks.
+# The copies are compared with --no-disasm (every event, address and
+# symbol, not capstone's text of each instruction, which is a function of
+# the address and takes three quarters of the time).
+# Exit 0 = same, 1 = different, 77 = skipped (shared traces absent).
+set -u
+s2p=$1
+ptd=$2
+in=$3
+copies=${4:-24}
+if [ ! -e "$in" ]; then
+	echo "SKIP: $in absent (shared traces not beside the checkout)"
+	exit 77
+fi
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+n=0
+
+# same NAME FILE [OPTION]: -j1, -j2, -j4 agree on FILE
+same() {
+	for view in --insn --stats; do
+		for j in 1 2 4; do
+			# shellcheck disable=SC2086
+			"$ptd" -j$j $view ${3:-} "$2" >"$tmp/out.$j" 2>"$tmp/err.$j"
+			echo "exit $?" >>"$tmp/out.$j"
+		done
+		for j in 2 4; do
+			if ! cmp -s "$tmp/out.1" "$tmp/out.$j" ||
+			   ! cmp -s "$tmp/err.1" "$tmp/err.$j"; then
+				echo "FAIL $1 $view: -j$j differs from -j1:"
+				diff "$tmp/out.1" "$tmp/out.$j" | head -6
+				diff "$tmp/err.1" "$tmp/err.$j" | head -4
+				fail=1
+			fi
+		done
+	done
+	n=$((n + 1))
+}
+
+insns() {
+	"$ptd" -j1 --stats "$1" 2>/dev/null | sed -n 's/^instructions: //p'
+}
+
+s=$(basename "$in")
+same "$s" "$in"
+if [ -d "$in" ]; then
+	"$s2p" "$in" "$tmp/one.data" >/dev/null 2>&1
+	rc=$?
+	if [ $rc = 3 ]; then
+		echo "note: $s has no instruction trace for a perf.data"
+	elif [ $rc != 0 ] ||
+	   ! "$s2p" --repeat "$copies" "$in" "$tmp/many.data" >/dev/null 2>&1 ||
+	   ! "$s2p" --repeat "$copies" --garble 3 "$in" "$tmp/bad.data" >/dev/null 2>&1; then
+		echo "FAIL $s: snap2perf failed"
+		fail=1
+	else
+		same "$s x$copies" "$tmp/many.data" --no-disasm
+		same "$s x$copies garbled" "$tmp/bad.data" --no-disasm
+		one=$(insns "$tmp/one.data")
+		many=$(insns "$tmp/many.data")
+		if [ "$many" != $((copies * ${one:-0})) ]; then
+			echo "FAIL $s: $copies copies decode to $many instructions, one to $one"
+			fail=1
+		fi
+	fi
+fi
+[ $fail = 0 ] && echo "OK $s: $n inputs, -j1, -j2 and -j4 identical (--insn and --stats)"
+exit $fail
