@@ -154,8 +154,10 @@ static struct arena_chunk *bcache_reset(struct bcache *c)
 
 static void bcache_free(struct bcache *c)
 {
-	free_chunks(bcache_reset(c));
-	free(c->memo);
+	free_chunks(c->chunks);
+	c->chunks = NULL;
+	if (c->memo)
+		munmap(c->memo, sizeof(*c->memo) << MEMO_BITS);
 	c->memo = NULL;
 	for (int i = 0; i < 3; i++)
 		disasm_free(c->dis[i]);
@@ -1215,10 +1217,16 @@ static void memo_begin(struct walk *k, struct fblock *start)
 	struct bcache *c = &k->w->cache;
 
 	if (!c->memo) {
-		/* cache-line aligned: an entry's key and bytes share one line */
-		if (!(c->memo = aligned_alloc(64, sizeof(*c->memo) << MEMO_BITS)))
+		/* Page-aligned (an entry's key and bytes share a cache line) and
+		 * zero-filled on first touch: clearing the 1.5 MiB up front
+		 * cost every thread ~400 page faults before its first block,
+		 * a tenth of a short trace's decode on this VM. */
+		void *m = mmap(NULL, sizeof(*c->memo) << MEMO_BITS, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (m == MAP_FAILED)
 			return;
-		memset(c->memo, 0, sizeof(*c->memo) << MEMO_BITS);
+		c->memo = m;
 	}
 	k->rec = 1;
 	k->rec_tip = 0;
