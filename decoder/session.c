@@ -498,7 +498,8 @@ static int read_sideband(struct ptd_session *s)
 			struct perfdata_comm c;
 
 			if (perfdata_parse_comm(&r, &c) == 0) {
-				sideband_thread(s->sb, (int32_t)c.pid, (int32_t)c.tid);
+				sideband_thread_comm(s->sb, (int32_t)c.pid,
+						     (int32_t)c.tid, c.comm);
 				if (c.exec && c.pid == c.tid)
 					imgstore_end(s->st, (int32_t)c.pid, 0, 0, t);
 			}
@@ -508,7 +509,8 @@ static int read_sideband(struct ptd_session *s)
 			struct perfdata_task tk;
 
 			if (perfdata_parse_task(&r, &tk) == 0) {
-				sideband_thread(s->sb, (int32_t)tk.pid, (int32_t)tk.tid);
+				sideband_fork(s->sb, (int32_t)tk.pid, (int32_t)tk.tid,
+					      (int32_t)tk.ptid);
 				if (tk.pid != tk.ppid)
 					rc = imgstore_fork(s->st, (int32_t)tk.ppid,
 							   (int32_t)tk.pid, tk.time);
@@ -1563,6 +1565,11 @@ static struct symtab *symfile(struct ptd_session *s, const char *path)
 	struct symfile *sf = symfile_entry(s, path);
 
 	return sf ? sf->tab : NULL;
+}
+
+const char *ptd_thread_name(const struct ptd_session *s, int tid)
+{
+	return s && s->sb ? sideband_comm_of(s->sb, tid) : NULL;
 }
 
 int ptd_symbolize(struct ptd_session *s, int pid, uint64_t addr, char *buf,

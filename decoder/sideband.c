@@ -15,6 +15,7 @@ struct sb_run {
 
 struct sb_thread {
 	int32_t tid, pid;
+	char comm[16];   /* the kernel's TASK_COMM_LEN; "" until a COMM */
 };
 
 struct sideband {
@@ -52,10 +53,49 @@ int sideband_thread(struct sideband *sb, int32_t pid, int32_t tid)
 	if (util_grow((void **)&sb->threads, &sb->tcap, sb->nthreads + 1,
 		      sizeof(*sb->threads)))
 		return PTD_ERR_NOMEM;
+	memset(&sb->threads[sb->nthreads], 0, sizeof(sb->threads[0]));
 	sb->threads[sb->nthreads].tid = tid;
 	sb->threads[sb->nthreads].pid = pid;
 	sb->nthreads++;
 	return 0;
+}
+
+int sideband_thread_comm(struct sideband *sb, int32_t pid, int32_t tid,
+			 const char *comm)
+{
+	int rc = sideband_thread(sb, pid, tid);
+
+	if (rc || tid < 0 || pid < 0 || !comm)
+		return rc;
+	for (size_t i = sb->nthreads; i-- > 0;)
+		if (sb->threads[i].tid == tid) {
+			size_t n = strnlen(comm, sizeof(sb->threads[i].comm) - 1);
+
+			memcpy(sb->threads[i].comm, comm, n);
+			sb->threads[i].comm[n] = 0;
+			break;
+		}
+	return 0;
+}
+
+int sideband_fork(struct sideband *sb, int32_t pid, int32_t tid, int32_t ptid)
+{
+	const char *parent = sideband_comm_of(sb, ptid);
+	char comm[16];
+
+	if (!parent || sideband_comm_of(sb, tid))
+		return sideband_thread(sb, pid, tid);
+	/* copied first: growing the table may move the parent's entry */
+	memcpy(comm, parent, sizeof(comm));
+	return sideband_thread_comm(sb, pid, tid, comm);
+}
+
+const char *sideband_comm_of(const struct sideband *sb, int32_t tid)
+{
+	for (size_t i = sb->nthreads; i-- > 0;)
+		if (sb->threads[i].tid == tid)
+			return sb->threads[i].comm[0] ? sb->threads[i].comm : NULL;
+	return NULL;
 }
 
 int32_t sideband_pid_of(const struct sideband *sb, int32_t tid)

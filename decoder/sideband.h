@@ -17,6 +17,15 @@ void sideband_free(struct sideband *sb);
 
 /* Thread tid belongs to process pid (COMM, FORK, MMAP, samples). */
 int sideband_thread(struct sideband *sb, int32_t pid, int32_t tid);
+/* The same, with the thread's command name from a COMM record (the last
+ * one wins: exec renames). */
+int sideband_thread_comm(struct sideband *sb, int32_t pid, int32_t tid,
+			 const char *comm);
+/* Thread tid of process pid forked from thread ptid: it has ptid's
+ * command name until a COMM renames it (as the kernel copies it). */
+int sideband_fork(struct sideband *sb, int32_t pid, int32_t tid, int32_t ptid);
+/* Command name of tid, or NULL when no COMM named it. */
+const char *sideband_comm_of(const struct sideband *sb, int32_t tid);
 /* Process id of tid, or -1 when unknown. */
 int32_t sideband_pid_of(const struct sideband *sb, int32_t tid);
 

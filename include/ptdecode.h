@@ -388,6 +388,10 @@ PTD_API const char *ptd_image_name(struct ptd_session *s, int pid,
 PTD_API int ptd_source_line(struct ptd_session *s, int pid, uint64_t addr,
 			    char *file, size_t len, unsigned int *line);
 
+/* Command name of thread tid (its COMM record, the last one when exec
+ * renamed it: at most 15 characters), or NULL when the trace names none. */
+PTD_API const char *ptd_thread_name(const struct ptd_session *s, int tid);
+
 /* Textual name of an event kind ("insn", "enabled", ...). */
 PTD_API const char *ptd_event_kind_name(int kind);
 /* Textual name of an instruction class ("call", "cond", ...). */

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define MAX_LIST 64
 
@@ -21,15 +22,19 @@ static void usage(FILE *f)
 "usage: ptdecode [OPTIONS] INPUT\n"
 "       ptdecode [OPTIONS] --pt TRACE --raw FILE:ADDR | --elf FILE[:BASE] ...\n"
 "\n"
-"Reconstructs the executed instructions from an Intel PT trace.\n"
-"INPUT is a capture directory (NAME.ptd, from ptcapture or ptsynth) or a\n"
-"perf.data file from `perf record -e intel_pt//`.\n"
+"Reconstructs the executed instructions from an Intel PT or Arm CoreSight\n"
+"trace.  INPUT is a capture directory (NAME.ptd, from ptcapture or\n"
+"ptsynth), a perf.data file from `perf record -e intel_pt//` or\n"
+"`-e cs_etm//`, or an OpenCSD snapshot directory.\n"
 "\n"
 "Views (one of):\n"
 "  --insn               one line per instruction: address, symbol+offset,\n"
 "                       disassembly (default)\n"
 "  --branches           taken branches: from -> to, kind\n"
 "  --calls              call tree, indented by depth\n"
+"  --perfetto           the call tree as a Perfetto trace (binary; use -o\n"
+"                       FILE): a track per thread, a slice per call, for\n"
+"                       ui.perfetto.dev and trace_processor\n"
 "  --stats              counts only (also printed after another view)\n"
 "  --coverage           how many times each instruction ran:\n"
 "                       \"0xADDR COUNT symbol+off\", ascending\n"
@@ -130,11 +135,13 @@ int main(int argc, char **argv)
 		O_ELF, O_PAGES, O_CPU, O_SYSROOT, O_SEARCH, O_VMLINUX, O_KALLSYMS,
 		O_CPUF, O_PID, O_TID, O_TIME, O_MAXI, O_NOVER, O_NOSYM, O_NODIS,
 		O_ATT, O_VERSION, O_DECODER, O_SRC, O_COVERAGE, O_BCACHE, O_WTHREAD,
+		O_PERFETTO,
 	};
 	static const struct option lopts[] = {
 		{ "insn", no_argument, 0, O_INSN },
 		{ "branches", no_argument, 0, O_BRANCHES },
 		{ "calls", no_argument, 0, O_CALLS },
+		{ "perfetto", no_argument, 0, O_PERFETTO },
 		{ "stats", no_argument, 0, O_STATS },
 		{ "coverage", no_argument, 0, O_COVERAGE },
 		{ "format", required_argument, 0, O_FORMAT },
@@ -191,6 +198,7 @@ int main(int argc, char **argv)
 		case O_INSN: vo.kind = VIEW_INSN; view_set = 1; break;
 		case O_BRANCHES: vo.kind = VIEW_BRANCHES; view_set = 1; break;
 		case O_CALLS: vo.kind = VIEW_CALLS; view_set = 1; break;
+		case O_PERFETTO: vo.kind = VIEW_PERFETTO; view_set = 1; break;
 		case O_STATS: stats = 1; break;
 		case O_COVERAGE: coverage = 1; break;
 		case O_FORMAT:
@@ -339,6 +347,16 @@ int main(int argc, char **argv)
 	}
 	if (stats && !view_set)
 		vo.kind = VIEW_NONE;
+	if (vo.kind == VIEW_PERFETTO && (vo.json || coverage)) {
+		fprintf(stderr, "ptdecode: --perfetto writes a trace of its own: "
+			"not with --format=json or --coverage\n");
+		return 2;
+	}
+	if (vo.kind == VIEW_PERFETTO && !outpath && isatty(STDOUT_FILENO)) {
+		fprintf(stderr, "ptdecode: --perfetto writes a binary trace: give "
+			"-o FILE (e.g. trace.pftrace) or redirect standard output\n");
+		return 2;
+	}
 	/* counting only (below): no blocks needed, the decoder keeps none */
 	if (!coverage && vo.kind == VIEW_NONE && !ncpus && !npids && !ntids)
 		oo.flags |= PTD_OPEN_COUNT_ONLY;
@@ -419,8 +437,9 @@ done:
 		status = 1;
 	}
 	ptd_get_stats(s, &st);
-	if (stats)
-		view_print_stats(vo.out, vo.json, &st, events);
+	if (stats)  /* not into a binary trace */
+		view_print_stats(vo.kind == VIEW_PERFETTO ? stderr : vo.out, vo.json,
+				 &st, events);
 	if (st.truncated) {
 		/* a damaged input is not a clean result, even when decoded */
 		fprintf(stderr, "ptdecode: %s is truncated (recording killed?): "

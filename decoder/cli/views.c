@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "views.h"
 #include "disasm.h"
+#include "perfetto.h"
 #include "writer.h"
 #include "util.h"
 
@@ -9,6 +10,7 @@
 #include <string.h>
 
 #define MAX_DEPTH 4096
+#define NAME_LEN_EVENT 256
 #define FCACHE_BITS 18
 #define FCACHE_ARENA (64u << 20)
 
@@ -34,6 +36,10 @@ struct view {
 	char *arena;
 	size_t arena_used;
 	struct writer w;            /* instruction lines, written in big pieces */
+	struct perfetto *pf;        /* VIEW_PERFETTO */
+	struct ptd_event *parked;   /* VIEW_PERFETTO: per thread, the branch
+				     * pending when it was interrupted */
+	size_t nparked, pcap;
 };
 
 struct view *view_new(const struct view_opts *o, struct ptd_session *s)
@@ -47,6 +53,10 @@ struct view *view_new(const struct view_opts *o, struct ptd_session *s)
 	v->depth_tid = -2;
 	if (writer_init(&v->w, o->out, o->writer_thread)) {
 		free(v);
+		return NULL;
+	}
+	if (o->kind == VIEW_PERFETTO && !(v->pf = perfetto_new(o->out, s))) {
+		view_free(v);
 		return NULL;
 	}
 	return v;
@@ -63,6 +73,8 @@ void view_free(struct view *v)
 	if (!v)
 		return;
 	writer_fini(&v->w);
+	perfetto_free(v->pf);
+	free(v->parked);
 	free(v->fc);
 	free(v->arena);
 	for (int i = 0; i < 6; i++)
@@ -465,6 +477,102 @@ static void print_call(struct view *v, const char *what, uint64_t to,
 		ts[0] ? ts : "??", to);
 }
 
+/* Perfetto view: calls begin slices named after their target, returns
+ * end them. */
+static void perfetto_flow(struct view *v, const char *kind, uint64_t to,
+			  const struct ptd_event *ev)
+{
+	char name[256];
+
+	if (!strcmp(kind, "call") || !strcmp(kind, "indirect-call")) {
+		sym_of(v, ev->pid, to, name, sizeof(name));
+		if (!name[0])
+			name[put_hex(name, to)] = '\0';
+		perfetto_call(v->pf, name);
+	} else if (!strcmp(kind, "return")) {
+		perfetto_return(v->pf);
+	}
+}
+
+/* Perfetto view: an instant named after the event; after an error, a
+ * gap or an overflow the call stack is unknown, so the open slices end. */
+static void perfetto_loss(struct view *v, const struct ptd_event *ev)
+{
+	char name[NAME_LEN_EVENT];
+
+	snprintf(name, sizeof(name), "%s%s%s", ptd_event_kind_name(ev->kind),
+		 ev->msg ? ": " : "", ev->msg ? ev->msg : "");
+	if (ev->kind != PTD_EV_LOST)
+		perfetto_break(v->pf);
+	perfetto_instant(v->pf, name);
+}
+
+/* Perfetto view: keeps the pending instruction of an interrupted thread
+ * until that thread runs again (other threads may run before). */
+static void park(struct view *v)
+{
+	size_t i;
+
+	for (i = 0; i < v->nparked && v->parked[i].tid != v->pend.tid; i++)
+		;
+	if (i == v->nparked) {
+		if (util_grow((void **)&v->parked, &v->pcap, v->nparked + 1,
+			      sizeof(*v->parked)))
+			return;  /* out of memory: this branch is not drawn */
+		v->nparked++;
+	}
+	v->parked[i] = v->pend;
+}
+
+static void unpark(struct view *v, int32_t tid)
+{
+	for (size_t i = 0; i < v->nparked; i++)
+		if (v->parked[i].tid == tid) {
+			v->pend = v->parked[i];
+			v->have_pend = 1;
+			v->parked[i] = v->parked[--v->nparked];
+			return;
+		}
+}
+
+/* Target of a direct call, or 0. */
+static uint64_t direct_call_target(struct view *v, const struct ptd_event *p)
+{
+	struct disasm_insn_info info;
+	struct disasm *d;
+
+	if (p->iclass != PTD_IC_CALL || !(d = dis_for(v, p->mode)) ||
+	    disasm_insn_info(d, p->raw, p->size, p->ip, &info) <= 0 ||
+	    !info.has_target)
+		return 0;
+	return info.target;
+}
+
+/* Perfetto view: thread tid stops running (its slices end next).  A
+ * direct call it made last, pending or interrupted, begins its slice
+ * now, as perf reports it: its target is in the instruction.  Other
+ * branches wait for the IP execution continues at: an indirect one
+ * pending here goes with the thread that runs next (the decoder puts a
+ * switch between a branch and its target when the timing packets cannot
+ * tell which came first, and perf then reports it there too). */
+static void settle_run(struct view *v, int32_t tid)
+{
+	uint64_t to;
+
+	if (v->have_pend && (to = direct_call_target(v, &v->pend))) {
+		perfetto_flow(v, "call", to, &v->pend);
+		v->have_pend = 0;
+	}
+	for (size_t i = 0; i < v->nparked; i++)
+		if (v->parked[i].tid == tid) {
+			if ((to = direct_call_target(v, &v->parked[i]))) {
+				perfetto_flow(v, "call", to, &v->parked[i]);
+				v->parked[i] = v->parked[--v->nparked];
+			}
+			break;
+		}
+}
+
 /* Branch and call views: look at the pending instruction once we know
  * what came after it. */
 static void flow_step(struct view *v, const struct ptd_event *ev)
@@ -473,6 +581,13 @@ static void flow_step(struct view *v, const struct ptd_event *ev)
 	const char *kind = NULL;
 	uint64_t to = 0;
 
+	if (v->pf) {
+		if (perfetto_starts_run(v->pf, ev))
+			settle_run(v, v->depth_tid);
+		perfetto_event(v->pf, ev);
+		if (!v->have_pend && (ev->kind == PTD_EV_ENABLED || ev->kind == PTD_EV_INSN))
+			unpark(v, ev->tid);
+	}
 	if (ev->tid != v->depth_tid) {
 		/* call depth is per thread; a switch starts a fresh tree */
 		v->depth = 0;
@@ -482,12 +597,28 @@ static void flow_step(struct view *v, const struct ptd_event *ev)
 		if (ev->kind == PTD_EV_INSN) {
 			to = ev->ip;
 			kind = branch_kind(v, p, to);
+		} else if (ev->kind == PTD_EV_ENABLED && ev->ip) {
+			/* kept over a disable that did not say where (below) */
+			to = ev->ip;
+			kind = branch_kind(v, p, to);
 		} else if (ev->kind == PTD_EV_DISABLED && p->iclass == PTD_IC_FAR_CALL) {
 			kind = "syscall";
+		} else if ((ev->kind == PTD_EV_ASYNC || ev->kind == PTD_EV_DISABLED) &&
+			   !(ev->flags & PTD_EVF_IP_SUPPRESSED) && ev->ip) {
+			/* the branch retired, then tracing stopped or an
+			 * interrupt came: ev->ip is where execution went on */
+			to = ev->ip;
+			kind = branch_kind(v, p, to);
+		} else if (ev->kind == PTD_EV_ENABLED && ev->ip) {
+			/* kept over a disable that did not say where (below) */
+			to = ev->ip;
+			kind = branch_kind(v, p, to);
 		}
 		if (kind) {
 			if (v->o.kind == VIEW_BRANCHES)
 				print_branch(v, kind, p->ip, to, ev);
+			else if (v->pf)
+				perfetto_flow(v, kind, to, ev);
 			else if (!strcmp(kind, "call") || !strcmp(kind, "indirect-call")) {
 				print_call(v, "call", to, ev);
 				if (v->depth < MAX_DEPTH)
@@ -511,18 +642,33 @@ static void flow_step(struct view *v, const struct ptd_event *ev)
 		if (v->o.kind == VIEW_BRANCHES && !(v->have_pend &&
 						    p->iclass == PTD_IC_FAR_CALL))
 			print_branch(v, "trace-end", ev->ip, 0, ev);
+		if (v->o.kind != VIEW_BRANCHES && v->have_pend && !kind &&
+		    ((ev->flags & PTD_EVF_IP_SUPPRESSED) || !ev->ip)) {
+			/* an interrupt: where the last instruction went shows
+			 * when its thread runs again */
+			if (!v->pf)
+				return;
+			park(v);
+		}
 		break;
 	case PTD_EV_ENABLED:
 		if (v->o.kind == VIEW_BRANCHES)
 			print_branch(v, "trace-begin", 0, ev->ip, ev);
-		else if (!(ev->flags & PTD_EVF_STATUS))
+		else if (!v->pf && !(ev->flags & PTD_EVF_STATUS))
 			print_call(v, "enter", ev->ip, ev);
+		break;
+	case PTD_EV_SWITCH:
+		if (v->pf)
+			return;  /* the pending branch goes to the next thread */
 		break;
 	case PTD_EV_ERROR:
 	case PTD_EV_GAP:
 	case PTD_EV_LOST:
 	case PTD_EV_OVERFLOW:
-		print_event(v, ev);
+		if (v->pf)
+			perfetto_loss(v, ev);
+		else
+			print_event(v, ev);
 		break;
 	default:
 		break;
@@ -541,6 +687,7 @@ void view_event(struct view *v, const struct ptd_event *ev)
 		break;
 	case VIEW_BRANCHES:
 	case VIEW_CALLS:
+	case VIEW_PERFETTO:
 		flow_step(v, ev);
 		break;
 	default:
@@ -550,6 +697,8 @@ void view_event(struct view *v, const struct ptd_event *ev)
 
 void view_finish(struct view *v)
 {
+	if (v->pf)
+		perfetto_finish(v->pf);  /* a failed write leaves ferror() set */
 	out_flush(v);
 	fflush(v->o.out);
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * views - the CLI's sinks: each turns the event stream into one view
- * (instructions, branches, call tree, statistics) as text or JSON Lines.
+ * (instructions, branches, call tree, statistics) as text or JSON Lines,
+ * or the call tree as a Perfetto trace (perfetto.h).
  */
 #ifndef PTD_CLI_VIEWS_H
 #define PTD_CLI_VIEWS_H
@@ -9,7 +10,7 @@
 #include <stdio.h>
 #include "ptdecode.h"
 
-enum view_kind { VIEW_INSN, VIEW_BRANCHES, VIEW_CALLS, VIEW_NONE };
+enum view_kind { VIEW_INSN, VIEW_BRANCHES, VIEW_CALLS, VIEW_PERFETTO, VIEW_NONE };
 
 struct view_opts {
 	enum view_kind kind;
