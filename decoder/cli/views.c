@@ -507,8 +507,8 @@ static void perfetto_loss(struct view *v, const struct ptd_event *ev)
 	perfetto_instant(v->pf, name);
 }
 
-/* Perfetto view: keeps the pending instruction of an interrupted thread
- * until that thread runs again (other threads may run before). */
+/* Keeps the pending instruction of an interrupted thread until that
+ * thread runs again (other threads may run before). */
 static void park(struct view *v)
 {
 	size_t i;
@@ -585,9 +585,10 @@ static void flow_step(struct view *v, const struct ptd_event *ev)
 		if (perfetto_starts_run(v->pf, ev))
 			settle_run(v, v->depth_tid);
 		perfetto_event(v->pf, ev);
-		if (!v->have_pend && (ev->kind == PTD_EV_ENABLED || ev->kind == PTD_EV_INSN))
-			unpark(v, ev->tid);
 	}
+	if (v->nparked && !v->have_pend &&
+	    (ev->kind == PTD_EV_ENABLED || ev->kind == PTD_EV_INSN))
+		unpark(v, ev->tid);
 	if (ev->tid != v->depth_tid) {
 		/* call depth is per thread; a switch starts a fresh tree */
 		v->depth = 0;
@@ -642,14 +643,11 @@ static void flow_step(struct view *v, const struct ptd_event *ev)
 		if (v->o.kind == VIEW_BRANCHES && !(v->have_pend &&
 						    p->iclass == PTD_IC_FAR_CALL))
 			print_branch(v, "trace-end", ev->ip, 0, ev);
-		if (v->o.kind != VIEW_BRANCHES && v->have_pend && !kind &&
-		    ((ev->flags & PTD_EVF_IP_SUPPRESSED) || !ev->ip)) {
-			/* an interrupt: where the last instruction went shows
-			 * when its thread runs again */
-			if (!v->pf)
-				return;
-			park(v);
-		}
+		if (v->have_pend && !kind &&
+		    ((ev->flags & PTD_EVF_IP_SUPPRESSED) || !ev->ip))
+			park(v);  /* an interrupt: where the last instruction
+				   * went shows when its thread runs again (a
+				   * branch view lists it after trace-begin) */
 		break;
 	case PTD_EV_ENABLED:
 		if (v->o.kind == VIEW_BRANCHES)
@@ -658,9 +656,11 @@ static void flow_step(struct view *v, const struct ptd_event *ev)
 			print_call(v, "enter", ev->ip, ev);
 		break;
 	case PTD_EV_SWITCH:
-		if (v->pf)
-			return;  /* the pending branch goes to the next thread */
-		break;
+		/* the decoder puts a switch between a branch and its target
+		 * when the timing packets cannot order them: the pending
+		 * branch goes to the IP the next thread runs at, where perf
+		 * reports it too */
+		return;
 	case PTD_EV_ERROR:
 	case PTD_EV_GAP:
 	case PTD_EV_LOST:

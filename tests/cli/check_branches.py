@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""check_branches.py PTDECODE CAPTURE
+
+`ptdecode --branches` against Linux perf's own Intel PT decoder
+(perf script --itrace=b) on a recording: per thread, the taken branches
+(from, to, kind) must be perf's, in perf's order, and so must the trace
+starts and stops (from, to).  Branches and starts/stops, and threads, are
+compared apart because a branch retired just before tracing stopped
+without an IP is listed by ptdecode when its thread runs again (after the
+trace-begin line, and after what other threads ran meanwhile); perf lists
+a conditional one at once (it has the TNT bit).
+Kinds: cond = jcc; jump and indirect = jmp; call and indirect-call = call;
+return; syscall = "tr end syscall"; trace-end = "tr end" (async);
+trace-begin = "tr strt".
+Exit 0 = pass, 1 = fail, 77 = skipped (reason printed).
+"""
+import shutil
+import subprocess
+import sys
+import os
+
+KIND = {'cond': 'jcc', 'jump': 'jmp', 'indirect': 'jmp', 'call': 'call',
+        'indirect-call': 'call', 'return': 'return'}
+TRACE = {'syscall': 'tr end syscall', 'trace-end': 'tr end async',
+         'trace-begin': 'tr strt'}
+
+
+def main():
+    if len(sys.argv) != 3:
+        print(__doc__)
+        sys.exit(2)
+    ptdecode, cap = sys.argv[1:]
+    if not shutil.which('perf'):
+        print('SKIP: perf is not installed (linux-perf)')
+        sys.exit(77)
+    r = subprocess.run([ptdecode, '-q', '--branches', '--no-sym', '-t', cap],
+                       capture_output=True, text=True)
+    if r.returncode or 'Sanitizer' in r.stderr or 'runtime error:' in r.stderr:
+        print('FAIL: ptdecode --branches exited %d: %s' % (r.returncode, r.stderr))
+        sys.exit(1)
+    ours = {}
+    for line in r.stdout.splitlines():
+        p = line.split()
+        if len(p) < 6 or p[1] != '->':
+            continue
+        frm, to, kind = int(p[0], 16), int(p[2], 16), p[3]
+        tid = int(p[5].split('/')[1])
+        if kind in KIND:
+            ours.setdefault(('branch', tid), []).append((KIND[kind], frm, to))
+        elif kind in TRACE:
+            ours.setdefault(('trace', tid), []).append((TRACE[kind], frm, to))
+        else:
+            print('FAIL: unknown branch kind: ' + line)
+            sys.exit(1)
+    r = subprocess.run(['perf', 'script', '-i', os.path.join(cap, 'perf.data'),
+                        '--itrace=b', '-F', 'tid,flags,ip,addr'],
+                       capture_output=True, text=True)
+    theirs = {}
+    for line in r.stdout.splitlines():
+        if '=>' not in line:
+            continue
+        left, right = line.split('=>')
+        lp = left.split()
+        tid, flags = int(lp[0]), ' '.join(lp[1:-1])
+        frm, to = int(lp[-1], 16), int(right, 16)
+        if flags == 'tr end':      # perf prints no reason for some stops
+            flags = 'tr end async'
+        what = 'trace' if flags.startswith('tr ') else 'branch'
+        theirs.setdefault((what, tid), []).append((flags, frm, to))
+    if set(ours) != set(theirs):
+        print('FAIL: threads differ: ptdecode %s, perf %s'
+              % (sorted(ours), sorted(theirs)))
+        sys.exit(1)
+    for what in sorted(theirs):
+        a, b = ours[what], theirs[what]
+        if a != b:
+            n = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y),
+                     min(len(a), len(b)))
+            show = lambda l: [(k, hex(f), hex(t)) for k, f, t in l[max(0, n - 2):n + 3]]
+            print('ptdecode: %s' % show(a))
+            print('perf:     %s' % show(b))
+            print('FAIL: %s list of thread %d differs from perf at entry %d '
+                  '(%d vs %d entries)' % (what[0], what[1], n, len(a), len(b)))
+            sys.exit(1)
+    print('OK: %d branches and %d trace starts/stops on %d threads equal perf\'s'
+          % (sum(len(v) for k, v in ours.items() if k[0] == 'branch'),
+             sum(len(v) for k, v in ours.items() if k[0] == 'trace'),
+             len(set(k[1] for k in ours))))
+
+
+main()
