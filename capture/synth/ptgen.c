@@ -543,6 +543,7 @@ int ptgen_classify(csh cs, uint64_t ip, const uint8_t *code, size_t avail,
 		}
 		break;
 	}
+	out->trap_late = ci->id == X86_INS_CPUID;
 	/* rep string instructions trap once per iteration under single-step */
 	if (x->prefix[0] == 0xf3 || x->prefix[0] == 0xf2) {
 		switch (x->opcode[0]) {

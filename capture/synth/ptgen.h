@@ -29,6 +29,9 @@ struct ptgen_insn {
 	enum ptgen_class cls;
 	uint8_t len;
 	uint8_t rep_string;   /* rep-prefixed string op (traps per iteration) */
+	uint8_t trap_late;    /* a hypervisor may deliver its single-step trap
+			       * one instruction late (cpuid exits to it) */
+	uint8_t len_unknown;  /* capstone could not decode it: len is a bound */
 	uint64_t target;      /* direct branches */
 };
 

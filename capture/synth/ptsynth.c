@@ -471,7 +471,8 @@ static const struct ptgen_insn *insn_at(struct synth *s, uint64_t ip)
 			die("cannot decode the instruction at %#llx", (unsigned long long)ip);
 		memset(&s->ic[i].in, 0, sizeof(s->ic[i].in));
 		s->ic[i].in.cls = PTG_OTHER;
-		s->ic[i].in.len = 15;   /* unknown; only used to mark pages */
+		s->ic[i].in.len = 15;   /* only used to mark pages */
+		s->ic[i].in.len_unknown = 1;
 	}
 	memcpy(s->ic[i].code, code, avail);
 	if (fresh) {
@@ -734,6 +735,8 @@ struct tinfo {
 	int injected_caught;       /* resumed with a caught signal */
 	int credited;              /* blocked syscall already recorded */
 	int mid_rep;               /* a rep string insn is in progress */
+	uint64_t bp_addr;          /* int3 planted behind a trap_late insn */
+	long bp_word;              /* the word it replaced */
 };
 
 struct sched {
@@ -820,11 +823,66 @@ static void emit_fork(struct synth *s, struct tinfo *parent, pid_t tid)
 				sid.time), "FORK");
 }
 
+/* Steps over t->in with an int3 behind it instead of the trap flag: a
+ * hypervisor that emulates the instruction (cpuid) may deliver the
+ * single-step trap only after the next one, which would then go missing
+ * from the ground truth.  Other threads are stopped, or blocked in a
+ * syscall and single-stepped, so none of them can reach the int3. */
+static void step_by_breakpoint(struct tinfo *t)
+{
+	uint64_t a = t->ip + t->in->len;
+	long w;
+
+	errno = 0;
+	w = ptrace(PTRACE_PEEKTEXT, t->tid, (void *)a, 0);
+	if (errno)
+		die("PTRACE_PEEKTEXT %#llx: %s", (unsigned long long)a, strerror(errno));
+	if (ptrace(PTRACE_POKETEXT, t->tid, (void *)a, (void *)((w & ~0xffL) | 0xcc)) < 0)
+		die("PTRACE_POKETEXT %#llx: %s", (unsigned long long)a, strerror(errno));
+	t->bp_addr = a;
+	t->bp_word = w;
+	if (ptrace(PTRACE_CONT, t->tid, 0, 0) < 0)
+		die("PTRACE_CONT %d: %s", t->tid, strerror(errno));
+}
+
+/* Removes the int3 of step_by_breakpoint; a stop on it is reported as
+ * a stop in front of it. */
+static void remove_breakpoint(struct tinfo *t, int status)
+{
+	struct user_regs_struct r;
+
+	if (!t->bp_addr)
+		return;
+	if (ptrace(PTRACE_POKETEXT, t->tid, (void *)t->bp_addr, (void *)t->bp_word) < 0)
+		die("PTRACE_POKETEXT %#llx: %s", (unsigned long long)t->bp_addr, strerror(errno));
+	if (WSTOPSIG(status) == SIGTRAP && ptrace(PTRACE_GETREGS, t->tid, 0, &r) == 0 &&
+	    r.rip == t->bp_addr + 1) {
+		r.rip = t->bp_addr;
+		if (ptrace(PTRACE_SETREGS, t->tid, 0, &r) < 0)
+			die("PTRACE_SETREGS %d: %s", t->tid, strerror(errno));
+	}
+	t->bp_addr = 0;
+}
+
+/* A single-step that ends anywhere but after a plain instruction means
+ * the trap came late: some instruction ran unseen. */
+static void check_step(const struct tinfo *t, uint64_t rip)
+{
+	if (t->in->cls == PTG_OTHER && !t->in->len_unknown && rip != t->ip + t->in->len)
+		die("the single-step trap after the instruction at %#llx came at %#llx, "
+		    "not at the next instruction (%#llx): this machine (a hypervisor "
+		    "emulating that instruction?) delays single-step traps, so the "
+		    "ground truth would miss instructions",
+		    (unsigned long long)t->ip, (unsigned long long)rip,
+		    (unsigned long long)(t->ip + t->in->len));
+}
+
 /* Handles one wait status of thread tid. */
 static void process_stop(struct synth *s, struct sched *sc, pid_t tid, int status)
 {
 	struct tinfo *t = tfind(sc, tid);
 	int is_cur = t && t == &sc->t[sc->cur];
+	uint64_t rip;
 
 	if (!t) {                 /* a new thread reporting before the event */
 		t = tadd(sc, tid);
@@ -845,6 +903,7 @@ static void process_stop(struct synth *s, struct sched *sc, pid_t tid, int statu
 	}
 	if (!WIFSTOPPED(status))
 		return;
+	remove_breakpoint(t, status);
 	if (status >> 16) {       /* ptrace event stop (clone) */
 		unsigned long msg = 0;
 		if ((status >> 16) == PTRACE_EVENT_CLONE &&
@@ -867,7 +926,8 @@ static void process_stop(struct synth *s, struct sched *sc, pid_t tid, int statu
 	}
 	if (WSTOPSIG(status) == SIGTRAP) {
 		long nr;
-		uint64_t rip = get_ip(tid, &nr);
+
+		rip = get_ip(tid, &nr);
 		if (t->injected_caught) {
 			/* A handler frame was set up; nothing ran.  From the
 			 * trace's view: interrupt at t->ip, resume at rip. */
@@ -880,6 +940,7 @@ static void process_stop(struct synth *s, struct sched *sc, pid_t tid, int statu
 			t->mid_rep = 1;   /* one more iteration of the same insn */
 		} else if (t->in) {
 			t->mid_rep = 0;
+			check_step(t, rip);
 			if (!t->credited) {
 				if (!is_cur)
 					die("internal: thread %d ran while off the CPU", tid);
@@ -896,12 +957,17 @@ static void process_stop(struct synth *s, struct sched *sc, pid_t tid, int statu
 		t->st = T_READY;
 		return;
 	}
-	/* Signal-delivery stop: nothing executed; deliver it on resume. */
+	/* Signal-delivery stop: nothing executed (but the instruction a
+	 * breakpoint stepped over may have); deliver it on resume. */
 	if (WSTOPSIG(status) != SIGSTOP)
 		t->pending_sig = WSTOPSIG(status);
+	rip = get_ip(tid, NULL);
+	if (t->in && t->in->trap_late && is_cur && !t->credited &&
+	    rip == t->ip + t->in->len)
+		credit(s, t, rip);
 	t->credited = 0;          /* a blocked syscall was recorded already */
 	t->st = T_READY;
-	t->ip = get_ip(tid, NULL);
+	t->ip = rip;
 	t->in = NULL;
 }
 
@@ -1040,7 +1106,9 @@ static void trace(struct synth *s, struct sched *sc)
 			t->pending_sig = 0;
 			t->injected_caught = sig_caught(s->pid, sig);
 		}
-		if (ptrace(PTRACE_SINGLESTEP, t->tid, 0, sig) < 0)
+		if (t->in->trap_late && !sig)
+			step_by_breakpoint(t);
+		else if (ptrace(PTRACE_SINGLESTEP, t->tid, 0, sig) < 0)
 			die("PTRACE_SINGLESTEP %d: %s", t->tid, strerror(errno));
 		t->st = T_RUNNING;
 		sc->slice++;
