@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fuzz_cssnap - the OpenCSD snapshot reader (decoder/cssnapshot.c) and the
+ * fuzz_cssnap - the OpenCSD snapshot reader (decoder/format/cssnapshot.c) and the
  * CoreSight backend opened on it (coresight_open_snapshot), decoding a
  * bounded number of events.
  *

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fuzz_jitdump - the jitdump and perf map readers (decoder/dyntext.c).
+ * fuzz_jitdump - the jitdump and perf map readers (decoder/timeline/dyntext.c).
  * The input is a jit-PID.dump; the same bytes are then read as a
  * perf-PID.map.  Loads go into an image store and a symbol table, and
  * every range they produce is looked up.

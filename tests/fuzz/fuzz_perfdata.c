@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fuzz_perfdata - the perf.data reader (decoder/perfdata.c), file and pipe
+ * fuzz_perfdata - the perf.data reader (decoder/format/perfdata.c), file and pipe
  * mode (the input's magic decides).  Opens the input, reads every header
  * field, walks all records with a one-page window, calls every
  * perfdata_parse_* on every record (each must check the record's size

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fuzz_textstore - the text store index reader (decoder/textstore.c).
+ * fuzz_textstore - the text store index reader (decoder/format/textstore.c).
  * The input is text/index.tsv; the directory also holds one valid blob
  * (ptloop's code page, hash 0180b3d2de84e7c8) so rows naming it get their
  * bytes mapped and checked.

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Tests for decoder/perfdata.c.
+"""Tests for decoder/format/perfdata.c.
 
 usage: check_perfdata.py TEST PDUMP WORKDIR SHARED_TRACES
 
