@@ -297,6 +297,48 @@ PTD_API int ptd_next(struct ptd_session *s, struct ptd_event *ev);
 PTD_API int ptd_insn_text(struct ptd_session *s, const struct ptd_event *ev,
 			  char *buf, size_t len);
 
+/* ------------------------------------------------------------------ */
+/* Disassembly of instruction events                                   */
+/* ------------------------------------------------------------------ */
+
+/* A disassembler for the instructions of any execution mode an event can
+ * carry (x86 16/32/64-bit, A32, T32, A64).  Not thread-safe: one per
+ * thread; distinct objects are independent. */
+struct ptd_disasm;
+
+enum ptd_disasm_flags {
+	PTD_DISASM_ATT = 1u << 0,   /* x86 AT&T syntax (default: Intel) */
+};
+
+struct ptd_disasm_opts {
+	size_t sz;            /* sizeof(struct ptd_disasm_opts) */
+	unsigned int flags;   /* enum ptd_disasm_flags */
+};
+
+/* Returns 0 with a new object in *out, or PTD_ERR_NOMEM / PTD_ERR_INVAL.
+ * opts may be NULL. */
+PTD_API int ptd_disasm_new(struct ptd_disasm **out, const struct ptd_disasm_opts *opts);
+PTD_API void ptd_disasm_free(struct ptd_disasm *d);
+
+/* Text of an instruction event (ev->raw, ev->size, ev->ip, ev->mode) as
+ * "mnemonic operands".  Returns its length (>= 0) with the text in buf,
+ * or PTD_ERR_DECODE when the bytes are no valid instruction (buf then
+ * holds "(bad)"), PTD_ERR_INVAL for bad arguments. */
+PTD_API int ptd_disasm_text(struct ptd_disasm *d, const struct ptd_event *ev,
+			    char *buf, size_t len);
+
+/* What an instruction event's branch is, beyond ev->iclass. */
+struct ptd_branch_info {
+	int indirect;         /* the target comes from a register or memory */
+	int has_target;       /* target is known from the bytes (direct) */
+	uint64_t target;
+};
+
+/* Returns 0 with *bi filled (all zero for an instruction that is not a
+ * branch), or PTD_ERR_DECODE / PTD_ERR_INVAL. */
+PTD_API int ptd_disasm_branch(struct ptd_disasm *d, const struct ptd_event *ev,
+			      struct ptd_branch_info *bi);
+
 /* A run of instructions executed one after the other, the unit of the fast
  * interface below.  Kept small (16 bytes) because traces hold billions of
  * them: the count is here, everything else comes from ptd_block_info(). */

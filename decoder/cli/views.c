@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 #include "views.h"
-#include "disasm.h"
 #include "perfetto.h"
 #include "writer.h"
 #include "util.h"
@@ -27,7 +26,7 @@ struct fcache_ent {
 struct view {
 	struct view_opts o;
 	struct ptd_session *s;
-	struct disasm *dis[6];      /* per execution mode, made on first use */
+	struct ptd_disasm *dis;
 	struct ptd_event pend;      /* last instruction, for branches/calls */
 	int have_pend;
 	int depth;
@@ -51,7 +50,14 @@ struct view *view_new(const struct view_opts *o, struct ptd_session *s)
 	v->o = *o;
 	v->s = s;
 	v->depth_tid = -2;
+	if (ptd_disasm_new(&v->dis, &(struct ptd_disasm_opts){
+			.sz = sizeof(struct ptd_disasm_opts),
+			.flags = o->att ? PTD_DISASM_ATT : 0 }) < 0) {
+		free(v);
+		return NULL;
+	}
 	if (writer_init(&v->w, o->out, o->writer_thread)) {
+		ptd_disasm_free(v->dis);
 		free(v);
 		return NULL;
 	}
@@ -77,23 +83,8 @@ void view_free(struct view *v)
 	free(v->parked);
 	free(v->fc);
 	free(v->arena);
-	for (int i = 0; i < 6; i++)
-		disasm_free(v->dis[i]);
+	ptd_disasm_free(v->dis);
 	free(v);
-}
-
-static struct disasm *dis_for(struct view *v, int mode)
-{
-	static const enum disasm_arch arch[6] = { DISASM_X86_16, DISASM_X86_32,
-						  DISASM_X86_64, DISASM_ARM,
-						  DISASM_THUMB, DISASM_A64 };
-	int i = mode == PTD_MODE_16 ? 0 : mode == PTD_MODE_32 ? 1 :
-		mode == PTD_MODE_ARM32 ? 3 : mode == PTD_MODE_THUMB ? 4 :
-		mode == PTD_MODE_A64 ? 5 : 2;
-
-	if (!v->dis[i])
-		v->dis[i] = disasm_new(arch[i], v->o.att ? DISASM_ATT : 0, NULL, 0);
-	return v->dis[i];
 }
 
 static void json_str(FILE *f, const char *s)
@@ -189,12 +180,10 @@ static size_t insn_tail(struct view *v, const struct ptd_event *ev, char *out,
 	if (v->o.show_sym)
 		sym_of(v, ev->pid, ev->ip, sym, sizeof(sym));
 	if (v->o.show_disasm) {
-		struct disasm *d = dis_for(v, ev->mode);
-
 		/* the decoder's own text when it has it (Intel syntax): one
 		 * capstone pass per new instruction instead of two */
 		if ((v->o.att || ptd_insn_text(v->s, ev, text, sizeof(text)) < 0) &&
-		    (!d || disasm_one(d, ev->raw, ev->size, ev->ip, text, sizeof(text)) < 0))
+		    ptd_disasm_text(v->dis, ev, text, sizeof(text)) < 0)
 			snprintf(text, sizeof(text), "(bad)");
 	}
 	if (v->o.show_sym || v->o.show_src) {
@@ -295,13 +284,9 @@ static void print_insn(struct view *v, const struct ptd_event *ev)
 
 		if (v->o.show_sym)
 			sym_of(v, ev->pid, ev->ip, sym, sizeof(sym));
-		if (v->o.show_disasm) {
-			struct disasm *d = dis_for(v, ev->mode);
-
-			if (!d || disasm_one(d, ev->raw, ev->size, ev->ip, text,
-					     sizeof(text)) < 0)
-				snprintf(text, sizeof(text), "(bad)");
-		}
+		if (v->o.show_disasm &&
+		    ptd_disasm_text(v->dis, ev, text, sizeof(text)) < 0)
+			snprintf(text, sizeof(text), "(bad)");
 		fprintf(f, "{\"type\":\"insn\",\"ip\":\"%#" PRIx64 "\",\"size\":%u",
 			ev->ip, ev->size);
 		if (v->o.show_sym && sym[0]) {
@@ -389,8 +374,7 @@ static void print_event(struct view *v, const struct ptd_event *ev)
 static const char *branch_kind(struct view *v, const struct ptd_event *p,
 			       uint64_t to)
 {
-	struct disasm_insn_info info;
-	struct disasm *d;
+	struct ptd_branch_info bi;
 
 	switch (p->iclass) {
 	case PTD_IC_COND_JUMP:
@@ -405,9 +389,7 @@ static const char *branch_kind(struct view *v, const struct ptd_event *p,
 		return "far-jump";
 	case PTD_IC_CALL:
 	case PTD_IC_JUMP:
-		d = dis_for(v, p->mode);
-		if (d && disasm_insn_info(d, p->raw, p->size, p->ip, &info) > 0 &&
-		    (info.kind == DISASM_IND_CALL || info.kind == DISASM_IND_JUMP))
+		if (ptd_disasm_branch(v->dis, p, &bi) == 0 && bi.indirect)
 			return p->iclass == PTD_IC_CALL ? "indirect-call" : "indirect";
 		return p->iclass == PTD_IC_CALL ? "call" : "jump";
 	default:
@@ -538,14 +520,12 @@ static void unpark(struct view *v, int32_t tid)
 /* Target of a direct call, or 0. */
 static uint64_t direct_call_target(struct view *v, const struct ptd_event *p)
 {
-	struct disasm_insn_info info;
-	struct disasm *d;
+	struct ptd_branch_info bi;
 
-	if (p->iclass != PTD_IC_CALL || !(d = dis_for(v, p->mode)) ||
-	    disasm_insn_info(d, p->raw, p->size, p->ip, &info) <= 0 ||
-	    !info.has_target)
+	if (p->iclass != PTD_IC_CALL || ptd_disasm_branch(v->dis, p, &bi) < 0 ||
+	    !bi.has_target)
 		return 0;
-	return info.target;
+	return bi.target;
 }
 
 /* Perfetto view: thread tid stops running (its slices end next).  A
