@@ -55,7 +55,10 @@ if [ -z "$sym" ] || [ $(( (ip - 0x$sym) % 4096 )) != 0 ]; then
 fi
 "$check" "$snap" "$(cat "$marker.pid")" "$marker" || exit 1
 if command -v perf >/dev/null 2>&1; then
-	# the independent reader: perf's own parse of the snapshot
+	# the independent reader: perf's own parse of the snapshot, with
+	# its own HOME (nothing from this machine)
+	sh "$(dirname "$0")/../perf_home.sh" "$work/home" "$snap" || exit 1
+	export HOME="$work/home"
 	if ! perf script -D -i "$snap/perf.data" 2>/dev/null > "$work/perf-D.txt"; then
 		echo "perf script -D failed on the snapshot"
 		exit 1
