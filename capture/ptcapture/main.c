@@ -441,8 +441,10 @@ static int write_info(const char *dir, const struct app *A, const struct rec *r,
 	fprintf(f, "sideband_ring_pages=%u\nswitch_ring_pages=%u\n", o->pages, o->pages * 4);
 	fprintf(f, "fence_hook=%s\n", A->hook);
 	fprintf(f, "sideband_records=%" PRIu64 "\nsideband_records_split=%" PRIu64 "\n"
-		"sideband_corrupt_bytes=%" PRIu64 "\nsideband_lost_unreported=%" PRIu64 "\n",
-		r->records, r->sbst.joined, r->sbst.corrupt_bytes, r->sbst.lost_pending);
+		"sideband_corrupt_bytes=%" PRIu64 "\nsideband_lost_unreported=%" PRIu64 "\n"
+		"sideband_records_trimmed=%" PRIu64 "\n",
+		r->records, r->sbst.joined, r->sbst.corrupt_bytes, r->sbst.lost_pending,
+		r->sbst.trimmed);
 	fprintf(f, "ksymbol_records=%" PRIu64 "\nbpf_event_records=%" PRIu64 "\n"
 		"text_poke_records=%" PRIu64 "\nmmap2_records=%" PRIu64 "\n"
 		"switch_records=%" PRIu64 "\n",

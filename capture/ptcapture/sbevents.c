@@ -30,6 +30,7 @@ struct sbevents {
 	int nrings[SB_NKIND];
 	int ncpus;
 	uint64_t lost_pending;   /* losses no LOST record reported (flush_lost) */
+	uint64_t trimmed;        /* oversized records passed on trimmed */
 	int backward;
 };
 
@@ -216,17 +217,71 @@ int sbevents_add_to_epoll(struct sbevents *sb, int epfd)
 	return 0;
 }
 
-struct fwd_ctx {
+/* The size a KSYMBOL, BPF_EVENT or TEXT_POKE record really has.  The
+ * kernel builds each of these once and, per event it writes it to, adds
+ * that event's sample_id size to the shared header without restoring it:
+ * when several sessions record sideband on a CPU, all but the first get a
+ * size too large by a trailer or more, their trailer right after the body
+ * and stale ring bytes after that.  Read from the end, the time would be
+ * garbage.  Other records: their size. */
+size_t sbevents_real_size(const struct perf_event_header *h)
+{
+	const uint8_t *b = (const uint8_t *)h;
+	size_t body;
+	uint16_t ol, nl;
+
+	switch (h->type) {
+	case PERF_RECORD_KSYMBOL:   /* addr, len, type, flags, name (u64-padded) */
+		if (h->size < 24 + SB_ID_TRAILER)
+			return h->size;
+		body = 24 + (strnlen((const char *)b + 24, h->size - 24 - SB_ID_TRAILER) + 8) / 8 * 8;
+		break;
+	case PERF_RECORD_BPF_EVENT: /* type, flags, id, tag */
+		body = 24;
+		break;
+	case PERF_RECORD_TEXT_POKE: /* addr, old_len, new_len, bytes (u64-padded) */
+		if (h->size < 20)
+			return h->size;
+		memcpy(&ol, b + 16, 2);
+		memcpy(&nl, b + 18, 2);
+		body = 16 + (4 + (size_t)ol + nl + 7) / 8 * 8;
+		break;
+	default:
+		return h->size;
+	}
+	return body + SB_ID_TRAILER < h->size ? body + SB_ID_TRAILER : h->size;
+}
+
+/* Passes rec on with its real size. */
+static int pass(struct sbevents *sb, sbevents_fn fn, void *ctx,
+		const struct perf_event_header *rec, int cpu)
+{
+	union {
+		struct perf_event_header h;
+		uint8_t b[4096];
+	} fixed;
+	size_t n = sbevents_real_size(rec);
+
+	if (n == rec->size || n > sizeof(fixed))
+		return fn(ctx, rec, cpu);
+	memcpy(fixed.b, rec, n);
+	fixed.h.size = (uint16_t)n;
+	sb->trimmed++;
+	return fn(ctx, &fixed.h, cpu);
+}
+
+struct rd_ctx {
+	struct sbevents *sb;
 	sbevents_fn fn;
 	void *ctx;
 	int cpu;
 };
 
-static int fwd_rec(void *ctx, const struct perf_event_header *rec)
+static int rd_rec(void *ctx, const struct perf_event_header *rec)
 {
-	struct fwd_ctx *c = ctx;
+	struct rd_ctx *c = ctx;
 
-	return c->fn(c->ctx, rec, c->cpu);
+	return pass(c->sb, c->fn, c->ctx, rec, c->cpu);
 }
 
 /* auxring_read does the ring protocol (acquire data_head, release
@@ -240,8 +295,8 @@ long sbevents_drain(struct sbevents *sb, sbevents_fn fn, void *ctx)
 	for (int k = 0; k < SB_NKIND; k++)
 		for (int i = 0; i < sb->nrings[k]; i++) {
 			struct sb_ring *r = &sb->rings[k * sb->ncpus + i];
-			struct fwd_ctx c = { fn, ctx, r->cpu };
-			long n = auxring_read(&r->ar, fwd_rec, &c);
+			struct rd_ctx c = { sb, fn, ctx, r->cpu };
+			long n = auxring_read(&r->ar, rd_rec, &c);
 
 			if (n < 0)
 				bad = 1;
@@ -318,6 +373,7 @@ void sbevents_stats(const struct sbevents *sb, struct sbevents_stats *st)
 			st->lost_events += a->lost_events;
 		}
 	st->lost_pending = sb->lost_pending;
+	st->trimmed = sb->trimmed;
 }
 
 uint64_t sbevents_time(const struct perf_event_header *rec)
@@ -356,19 +412,6 @@ int sbevents_pause(struct sbevents *sb, int pause)
 	return rc;
 }
 
-struct bwd_ctx {
-	sbevents_fn fn;
-	void *ctx;
-	int cpu;
-};
-
-static int bwd_rec(void *ctx, const struct perf_event_header *rec)
-{
-	struct bwd_ctx *c = ctx;
-
-	return c->fn(c->ctx, rec, c->cpu);
-}
-
 long sbevents_read_backward(struct sbevents *sb, sbevents_fn fn, void *ctx)
 {
 	long total = 0;
@@ -379,8 +422,8 @@ long sbevents_read_backward(struct sbevents *sb, sbevents_fn fn, void *ctx)
 	for (int k = 0; k < SB_NKIND; k++)
 		for (int i = 0; i < sb->nrings[k]; i++) {
 			struct sb_ring *r = &sb->rings[k * sb->ncpus + i];
-			struct bwd_ctx c = { fn, ctx, r->cpu };
-			long n = auxring_read_backward(&r->ar, bwd_rec, &c);
+			struct rd_ctx c = { sb, fn, ctx, r->cpu };
+			long n = auxring_read_backward(&r->ar, rd_rec, &c);
 
 			if (n < 0)
 				bad = 1;

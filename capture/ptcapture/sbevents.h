@@ -84,8 +84,14 @@ struct sbevents_stats {
 	uint64_t corrupt, corrupt_bytes;   /* bad headers; bytes skipped */
 	uint64_t lost_records, lost_events;/* LOST records (kernel + flush_lost) */
 	uint64_t lost_pending;   /* of lost_events: reported by flush_lost */
+	uint64_t trimmed;        /* oversized (sbevents_real_size), passed on trimmed */
 };
 void sbevents_stats(const struct sbevents *sb, struct sbevents_stats *st);
+
+/* The size rec really has: less than rec->size for a KSYMBOL, BPF_EVENT
+ * or TEXT_POKE record the kernel wrote oversized (another session records
+ * sideband too).  Records reach sbevents_fn callbacks trimmed to it. */
+size_t sbevents_real_size(const struct perf_event_header *rec);
 
 /* Fields of the sample_id trailer of a record (0 if the record is short). */
 uint64_t sbevents_time(const struct perf_event_header *rec);

@@ -49,6 +49,7 @@ struct inst {
 	const char *name;
 	uint8_t tag[8];
 	int has_tag, is_sub, is_prog;
+	int at_start;                /* synthesized: registered before the start */
 	long info, fence;            /* copy indexes, -1 = none */
 };
 
@@ -431,6 +432,7 @@ static int build_instances(struct textmatch *tm)
 		in->name = e->name;
 		in->has_tag = name_tag(e->name, in->tag);
 		in->is_prog = e->type == PERF_RECORD_KSYMBOL_TYPE_BPF && !strncmp(e->name, "bpf_prog_", 9);
+		in->at_start = !e->time;
 		in->info = in->fence = -1;
 		rc = amap_put(&open, e->addr, (long)tm->nin++);
 	}
@@ -466,10 +468,19 @@ static long match(const struct textmatch *tm, const long *idx, const struct copy
 			continue;
 		if (c->has_tag && in->has_tag && memcmp(c->tag, in->tag, 8))
 			continue;
-		if (c->src != TM_FENCE) {
+		if (c->src == TM_PROG_INFO && !c->time) {
+			/* made at the start: of a program there then, whose
+			 * live REGISTER may still have come after the events
+			 * opened (a live copy of it then replaces this one) */
+			if (!in->at_start || in->info >= 0)
+				continue;
+			if (best < 0 || in->reg >= tm->in[best].reg)
+				best = idx[k];
+		} else if (c->src != TM_FENCE) {
 			/* live at the PROG_LOAD (re-copy: at the copy); the
 			 * latest such */
-			if ((c->src == TM_PROG_INFO && in->info >= 0) || in->reg > c->time ||
+			if ((c->src == TM_PROG_INFO && in->info >= 0 && tm->cp[in->info].time) ||
+			    in->reg > c->time ||
 			    (in->unreg != TEXTSTORE_OPEN_END && in->unreg < c->time))
 				continue;
 			if (best < 0 || in->reg >= tm->in[best].reg)
