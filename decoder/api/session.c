@@ -104,6 +104,8 @@ struct ptd_session {
 	struct ptd_stats stats;
 	int ended;
 	char *dir;              /* capture directory, if any */
+	const char **bid_dirs;  /* build-id directories: the search path,
+				 * then the capture directory */
 };
 
 const char *ptd_event_kind_name(int kind)
@@ -249,8 +251,34 @@ static const char *file_build_id(struct ptd_session *s, const char *path)
 	return s->bidcache[s->nbidcache++].hex;
 }
 
+/* Where files are looked up by build id (before /usr/lib/debug and
+ * ~/.debug): the search path, then the capture directory, whose
+ * .build-id/ holds the program's own files when the recorder archived
+ * them. */
+static const char *const *bid_dirs(const struct ptd_session *s)
+{
+	return s->bid_dirs ? s->bid_dirs : s->opts.search_path;
+}
+
+static int set_bid_dirs(struct ptd_session *s)
+{
+	size_t n = 0;
+
+	while (s->opts.search_path && s->opts.search_path[n])
+		n++;
+	s->bid_dirs = calloc(n + 2, sizeof(char *));
+	if (!s->bid_dirs)
+		return PTD_ERR_NOMEM;
+	if (n)
+		memcpy(s->bid_dirs, s->opts.search_path, n * sizeof(char *));
+	s->bid_dirs[n] = s->dir;
+	return 0;
+}
+
 /* Finds the file a MMAP record names: the sysroot, the search path (by
- * name, then by build id), the build-id caches, then the path itself.  A
+ * name), the build-id directories (bid_dirs, then perf's and the
+ * distribution's), then the path itself: a capture's own copy is used
+ * wherever it is decoded, the same file by build id.  A
  * candidate whose build id differs from the recorded one is not used: its
  * code is not what ran.  Returns a malloc'd path, or NULL with the reason
  * in why. */
@@ -276,7 +304,7 @@ static char *resolve_file(struct ptd_session *s, const char *path,
 		n++;
 	}
 	if (want_bid && *want_bid &&
-	    symtab_find_by_build_id(s->opts.search_path, want_bid, 0, cbuf[n],
+	    symtab_find_by_build_id(bid_dirs(s), want_bid, 0, cbuf[n],
 				    sizeof(cbuf[n])) == 0) {
 		cand[n] = cbuf[n];
 		n++;
@@ -387,7 +415,7 @@ static int add_mmap(struct ptd_session *s, const struct perfdata_record *r)
 		if (!strncmp(m.filename, "[kernel.kallsyms]", 17) && s->opts.vmlinux)
 			return 0; /* added from the ELF at open */
 		recorded_build_id(s, &m, bid);
-		if (bid[0] && symtab_find_by_build_id(s->opts.search_path, bid, 0, found,
+		if (bid[0] && symtab_find_by_build_id(bid_dirs(s), bid, 0, found,
 						      sizeof(found)) == 0) {
 			rc = imgstore_add_file(s->st, pid, m.addr, m.len, found, m.pgoff,
 					       t, IMGSTORE_FOREVER, m.filename);
@@ -1188,7 +1216,9 @@ int ptd_open_kind(struct ptd_session **out, const char *path,
 	} else if (kind == PTD_INPUT_CAPTURE_DIR || kind == PTD_INPUT_PERF_DATA) {
 		s->dir = dir;
 		dir = NULL;
-		rc = open_perf(s, perf_path ? perf_path : path);
+		rc = s->dir ? set_bid_dirs(s) : 0;
+		if (!rc)
+			rc = open_perf(s, perf_path ? perf_path : path);
 	} else {
 		rc = fail(s, PTD_ERR_FORMAT, "%s is neither a capture directory "
 			  "(with perf.data), an OpenCSD snapshot directory (with "
@@ -1230,6 +1260,7 @@ void ptd_close(struct ptd_session *s)
 		free(s->warnings[i]);
 	free(s->warnings);
 	free(s->dir);
+	free(s->bid_dirs);
 	free(s->blk_insn);
 	free(s->blk);
 	for (size_t i = 0; i < s->nsymfiles; i++) {
@@ -1484,7 +1515,8 @@ static int find_debug_file(struct ptd_session *s, const char *path,
 {
 	const char *bid = file_build_id(s, path);
 
-	/* want_debug also accepts code files: .build-id/xx/rest may be path
+	/* Not the capture's .build-id/: its code files (mostly path itself)
+	 * would end the search before /usr/lib/debug.  want_debug also accepts code files: .build-id/xx/rest may be path
 	 * itself (skipped) or a cached copy of it (stripped like path, it
 	 * holds no debug information, so the debuglink is tried). */
 	if (bid[0] && symtab_find_by_build_id(s->opts.search_path, bid, 1, out,
