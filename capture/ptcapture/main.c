@@ -4,7 +4,7 @@
  * into a capture directory (docs/FORMATS.md).
  *
  *   ptcapture record [-o NAME.ptd] [-a] [--duration S] [-- CMD ARGS]
- *   ptcapture record --snapshot [--trigger bp:BIN:SYM] [--control fifo:PATH] ...
+ *   ptcapture record --snapshot [--trigger bp|uprobe:BIN:SYM] [--control fifo:PATH] ...
  *
  * Pieces: sbevents (per-CPU dummy events and their rings), synth (state at
  * start), bpfinfo (JIT images by prog id while a program is alive), fence
@@ -13,7 +13,8 @@
  * auxpmu (intel_pt / cs_etm AUX recording), jitpoll (re-copies programs
  * whose tail-call sites are re-patched in place), and for the flight recorder
  * (--snapshot): backward sideband rings, snapshot (records and fence copies
- * kept between snapshots), trigger (breakpoint + deciding BPF program).
+ * kept between snapshots), trigger (breakpoint or uprobe + deciding BPF
+ * program).
  */
 #include "auxpmu.h"
 #include "bpfinfo.h"
@@ -311,7 +312,9 @@ static void usage(FILE *f)
 		"  --snapshot     keep the newest sideband (and AUX) in overwritten rings; write\n"
 		"                 DIR/snap-N/ (a complete capture) on SIGUSR2, on a control\n"
 		"                 command or on a trigger\n"
-		"  --trigger bp:BINARY:SYMBOL  breakpoint on SYMBOL; a BPF program decides\n"
+		"  --trigger bp:BINARY:SYMBOL  breakpoint on SYMBOL (a uprobe where hardware\n"
+		"                 breakpoints do not fire); a BPF program decides\n"
+		"  --trigger uprobe:BINARY:SYMBOL  uprobe on SYMBOL\n"
 		"  --trigger-every N   snapshot on every Nth hit (default 1)\n"
 		"  --max-snapshots N   stop triggering after N snapshots (default 0: no limit)\n"
 		"  --control fifo:PATH commands \"snapshot\" and \"stop\", one per line\n"
@@ -646,10 +649,12 @@ static int take_snapshot(struct app *A, struct rec *live, const char *why,
 	snprintf(extra, sizeof(extra),
 		 "snapshot=%u\nsnapshot_reason=%s\nsnapshot_time=%" PRIu64 "\n"
 		 "snapshot_window_first=%" PRIu64 "\nsnapshot_window_last=%" PRIu64 "\n"
+		 "trigger_mechanism=%s\n"
 		 "trigger_time=%" PRIu64 "\ntrigger_pid=%u\ntrigger_tid=%u\ntrigger_ip=%#" PRIx64 "\n"
 		 "trigger_hits=%" PRIu64 "\ntrigger_fires=%" PRIu64 "\ntrigger_drops=%" PRIu64 "\n"
 		 "fence_copies_kept=%zu\nfence_copies_dropped=%" PRIu64 "\n",
-		 A->nsnap + 1, why, t0, first, last, te ? (uint64_t)te->time : 0, te ? te->pid : 0,
+		 A->nsnap + 1, why, t0, first, last, A->trig ? trigger_mechanism(A->trig) : "none",
+		 te ? (uint64_t)te->time : 0, te ? te->pid : 0,
 		 te ? te->tid : 0, te ? (uint64_t)te->ip : 0, hits, fires, drops,
 		 copystore_count(live->cs), copystore_dropped(live->cs));
 	if (out_close(A, &r, dir, &fc, &tc, first, last, extra))
@@ -711,6 +716,20 @@ static int read_control(int fd, char *buf, size_t *len, size_t cap)
 	return what;
 }
 
+/* The trigger in pid (every process when 0), and which mechanism it got. */
+static int open_trigger(struct app *A, pid_t pid, struct pending_trig *pt, char *err,
+			size_t errlen)
+{
+	struct trigger_spec ts = { .every = A->o.every };
+
+	if (trigger_parse(A->o.trigger, &ts, err, errlen) ||
+	    trigger_open(&ts, pid, on_trigger, pt, &A->trig, err, errlen))
+		return -1;
+	fprintf(stderr, "ptcapture: trigger: %s, snapshot every %" PRIu64 " hit(s) (%s)\n",
+		trigger_desc(A->trig), ts.every, trigger_why(A->trig));
+	return 0;
+}
+
 /* Starts CMD.  With a trigger, the child stops at its exec so that the
  * breakpoint goes in before it runs a single instruction. */
 static pid_t start_child(struct app *A, struct pending_trig *pt, char *err, size_t errlen)
@@ -733,23 +752,16 @@ static pid_t start_child(struct app *A, struct pending_trig *pt, char *err, size
 		_exit(127);
 	}
 	if (A->o.trigger) {
-		struct trigger_spec ts = { .every = A->o.every };
-		uint64_t addr;
-
 		if (waitpid(child, &st, 0) != child || !WIFSTOPPED(st)) {
 			snprintf(err, errlen, "%s did not start", A->o.cmd[0]);
 			return -1;
 		}
-		if (trigger_parse(A->o.trigger, &ts, err, errlen) ||
-		    trigger_resolve(&ts, child, &addr, err, errlen) ||
-		    trigger_open(&ts, child, addr, on_trigger, pt, &A->trig, err, errlen)) {
+		if (open_trigger(A, child, pt, err, errlen)) {
 			kill(child, SIGKILL);
 			ptrace(PTRACE_DETACH, child, NULL, NULL);
 			waitpid(child, NULL, 0);
 			return -1;
 		}
-		fprintf(stderr, "ptcapture: trigger: breakpoint at %#" PRIx64 " (%s) in process %d, "
-			"snapshot every %" PRIu64 " hit(s)\n", addr, ts.symbol, (int)child, ts.every);
 		ptrace(PTRACE_DETACH, child, NULL, NULL);
 	}
 	return child;
@@ -865,17 +877,10 @@ static int record(int argc, char **argv)
 			goto out;
 		}
 	} else if (o->trigger) {
-		struct trigger_spec ts = { .every = o->every };
-		uint64_t addr;
-
-		if (trigger_parse(o->trigger, &ts, err, sizeof(err)) ||
-		    trigger_resolve(&ts, 0, &addr, err, sizeof(err)) ||
-		    trigger_open(&ts, 0, addr, on_trigger, &pt, &A.trig, err, sizeof(err))) {
+		if (open_trigger(&A, 0, &pt, err, sizeof(err))) {
 			fprintf(stderr, "ptcapture: %s\n", err);
 			goto out;
 		}
-		fprintf(stderr, "ptcapture: trigger: breakpoint at %#" PRIx64 " in every process "
-			"(right for non-PIE binaries only)\n", addr);
 	}
 	if (o->duration > 0)
 		deadline = now_ns() + (uint64_t)(o->duration * 1e9);
@@ -1012,6 +1017,9 @@ static int record(int argc, char **argv)
 		fprintf(stderr, "ptcapture: %s: %u snapshot(s) written (%" PRIu64 " requested, %"
 			PRIu64 " failed); trigger hits %" PRIu64 "\n", o->out, A.nsnap,
 			A.snap_requests, A.snap_failed, hits);
+		if (A.trig && !hits)
+			fprintf(stderr, "ptcapture: warning: the %s was never hit: the function "
+				"did not run there\n", trigger_desc(A.trig));
 		rc = A.snap_failed ? 1 : 0;
 		goto done;
 	}

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * The flight recorder's trigger: runs on every overflow of the perf event
- * it is attached to (a hardware breakpoint on a user function, or a
- * sampling event) and decides in the kernel whether this hit deserves a
- * snapshot: every `every`-th hit, at most `max_fires` times (0 = no limit).
- * Only then does it wake user space, through a ring buffer.
+ * The flight recorder's trigger: runs on every hit of the user function it
+ * watches, as a hardware breakpoint's overflow program (perf_event) or as a
+ * uprobe where breakpoints do not fire, and decides in the kernel whether
+ * this hit deserves a snapshot: every `every`-th hit, at most `max_fires`
+ * times (0 = no limit).  Only then does it wake user space, through a ring
+ * buffer.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -25,8 +26,7 @@ struct {
 	__uint(max_entries, 4096);
 } trigger_ring SEC(".maps");
 
-SEC("perf_event")
-int trigger_hit(struct bpf_perf_event_data *ctx)
+static __always_inline int on_hit(__u64 ip)
 {
 	__u64 n = __sync_fetch_and_add(&trigger_hits, 1) + 1;
 	__u64 id = bpf_get_current_pid_tgid();
@@ -43,9 +43,21 @@ int trigger_hit(struct bpf_perf_event_data *ctx)
 	}
 	e->time = bpf_ktime_get_ns();
 	e->hits = n;
-	e->ip = PT_REGS_IP(&ctx->regs);
+	e->ip = ip;
 	e->pid = id >> 32;
 	e->tid = (__u32)id;
 	bpf_ringbuf_submit(e, 0);
 	return 0;
+}
+
+SEC("perf_event")
+int trigger_hit(struct bpf_perf_event_data *ctx)
+{
+	return on_hit(PT_REGS_IP(&ctx->regs));
+}
+
+SEC("uprobe")
+int trigger_uprobe(struct pt_regs *ctx)
+{
+	return on_hit(PT_REGS_IP(ctx));
 }

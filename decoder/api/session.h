@@ -1,15 +1,40 @@
 /* SPDX-License-Identifier: MIT */
-/* session - internal helpers of the public session object (ptdecode.h). */
+/*
+ * session - the public session object (api stage, ptdecode.h): the
+ * options, errors and warnings, the backend, the statistics and the
+ * iteration state, over a loaded input (input/input.h).  Shared by the
+ * api's files (session.c, symbols.c).
+ */
 #ifndef PTD_SESSION_H
 #define PTD_SESSION_H
 
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backend.h"
 #include "ptdecode.h"
 
-struct imgstore;
+struct input;
+struct symbols;
 
-/* Records a warning (shown by ptd_warning()). */
-int session_warn(struct ptd_session *s, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-struct imgstore *session_imgstore(struct ptd_session *s);
+struct ptd_session {
+	struct ptd_open_opts opts;
+	char errmsg[1024];
+	char **warnings;
+	size_t nwarnings, wcap;
+	struct backend *be;
+	int fast;                    /* the backend is fastpt */
+	struct ptd_stats stats;
+
+	/* iteration */
+	uint64_t cur_time;           /* of the last event: for symbols */
+	int32_t last_tid, last_pid;  /* tid -> pid cache for ptd_next */
+	struct ptd_event *blk_insn;  /* ptd_next_blocks over event backends */
+	struct ptd_block *blk;
+	int ended;
+
+	struct input *in;            /* what was loaded */
+	struct symbols *sym;         /* symbol files read for symbolization */
+};
 
 #endif

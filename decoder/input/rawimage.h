@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * rawimage - loads the images of a raw trace (ptxed-style --raw, --elf and
- * page caches) into the image store, valid for the whole trace.
+ * page caches) into the image store, valid for the whole trace (input
+ * stage; the raw loader and --vmlinux use it).
  */
 #ifndef PTD_RAWIMAGE_H
 #define PTD_RAWIMAGE_H

@@ -9,6 +9,9 @@ command -v perf >/dev/null || { echo "SKIP: perf not installed"; exit 77; }
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 "$ptcap" record -o "$work/t.ptd" -- /bin/true >"$work/out" 2>&1 || {
 	echo "FAIL: ptcapture record failed:"; cat "$work/out"; exit 1; }
+# perf's own HOME: the capture's vDSO, nothing from this machine
+sh "$(dirname "$0")/../perf_home.sh" "$work/home" "$work/t.ptd" || exit 1
+export HOME="$work/home"
 perf script -D -i "$work/t.ptd/perf.data" >"$work/dump" 2>"$work/dump.err" || {
 	echo "FAIL: perf script -D rejects the file:"; head -5 "$work/dump.err"; exit 1; }
 perf report -i "$work/t.ptd/perf.data" --stats >"$work/report" 2>&1 || {

@@ -19,6 +19,10 @@ import subprocess
 import sys
 import os
 
+sys.dont_write_bytecode = True   # no __pycache__ in the source tree
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+from perf_home import perf_home  # noqa: E402
+
 KIND = {'cond': 'jcc', 'jump': 'jmp', 'indirect': 'jmp', 'call': 'call',
         'indirect-call': 'call', 'return': 'return'}
 TRACE = {'syscall': 'tr end syscall', 'trace-end': 'tr end async',
@@ -33,6 +37,8 @@ def main():
     if not shutil.which('perf'):
         print('SKIP: perf is not installed (linux-perf)')
         sys.exit(77)
+    # perf's own HOME: the recording's vDSO, nothing from this machine
+    perf_home(cap + '.branches.home', cap)
     r = subprocess.run([ptdecode, '-q', '--branches', '--no-sym', '-t', cap],
                        capture_output=True, text=True)
     if r.returncode or 'Sanitizer' in r.stderr or 'runtime error:' in r.stderr:

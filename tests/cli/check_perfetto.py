@@ -29,6 +29,10 @@ import subprocess
 import sys
 import tempfile
 
+sys.dont_write_bytecode = True   # no __pycache__ in the source tree
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+from perf_home import perf_home  # noqa: E402
+
 
 def fail(msg):
     print('FAIL: ' + msg)
@@ -101,6 +105,8 @@ def main():
             fail('no recording in ' + cap)
         cmd = open(os.path.join(cap, 'cmd')).read().split()
         prog = cmd[cmd.index('--') + 1]
+        # perf's own HOME: the recording's vDSO, nothing from this machine
+        perf_home(cap + '.perfetto.home', cap)
 
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, 'trace.pftrace')

@@ -21,6 +21,9 @@ if [ ! -f "$data" ]; then
 fi
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
+# perf's own HOME (here and in TEST_CS_PERF): nothing from this machine
+sh "$(dirname "$0")/../perf_home.sh" "$tmp/home" || exit 1
+export HOME="$tmp/home"
 fail() { echo "FAIL: $*"; exit 1; }
 stat_of() { sed -n "s/^$1: //p" "$2"; }
 

@@ -34,6 +34,9 @@ if [ ! -d "$dir" ]; then
 fi
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
+# perf's own HOME: nothing from this machine
+sh "$(dirname "$0")/../perf_home.sh" "$tmp/home" || exit 1
+export HOME="$tmp/home"
 name=$(basename "$dir")
 
 # shellcheck disable=SC2086

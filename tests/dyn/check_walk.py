@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""check_walk.py MODE PTDECODE FIXTURE.ptd DECODER [WORKDIR ROW]
+"""check_walk.py MODE PTDECODE FIXTURE.ptd DECODER [WORKDIR [ROW]]
 
 Checks ptdecode on the BPF dynamic-text fixture (fixtures/bpf/walk.ptd,
 made by `ptsynth walk`) against its ground truth, expected.insn.xz:
@@ -15,9 +15,10 @@ made by `ptsynth walk`) against its ground truth, expected.insn.xz:
                 errors or gaps that name the row's address range, at that
                 address range and inside its time window, and decode all other
                 segments of the walk exactly.
-  ksymbol       perf (an independent perf.data parser) shows walk_b's
-                KSYMBOL REGISTER at walk_a's address after walk_a's
-                UNREGISTER: the fixture really has address reuse.
+  ksymbol       perf (an independent perf.data parser, its HOME in
+                WORKDIR) shows walk_b's KSYMBOL REGISTER at walk_a's address
+                after walk_a's UNREGISTER: the fixture really has address
+                reuse.
 """
 import lzma
 import os
@@ -25,6 +26,10 @@ import re
 import shutil
 import subprocess
 import sys
+
+sys.dont_write_bytecode = True   # no __pycache__ in the source tree
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+from perf_home import perf_home  # noqa: E402
 
 
 def fail(msg):
@@ -160,6 +165,8 @@ def main():
         if not perf:
             print("SKIP: perf not found (the independent perf.data parser)")
             sys.exit(77)
+        # perf's own HOME: nothing from this machine
+        perf_home(os.path.join(sys.argv[5], "ksymbol.home"), fix)
         p = subprocess.run([perf, "script", "-D", "-i", os.path.join(fix, "perf.data")],
                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         ev = []

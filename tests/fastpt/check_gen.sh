@@ -8,6 +8,9 @@
 set -eu
 ptdecode=$1 gen=$2 kind=$3
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+# perf's own HOME: nothing from this machine
+sh "$(dirname "$0")/../perf_home.sh" "$tmp/home"
+export HOME="$tmp/home"
 "$gen" "$kind" 1000000 "$tmp/t.ptd" 11 >/dev/null
 for d in "fast -j1" "fast -j2" "fast -j2 --block-cache 1K" "libipt"; do
     # shellcheck disable=SC2086

@@ -54,7 +54,12 @@ try:
             put('perfdata', 'synth_cut_mid', pd[:len(pd) * 2 // 3])
             put('perfdata', 'synth_cut_hdr', pd[:300])
             put('rawpt', 'default_cut', read(aux)[:700])
-    # --- perf record on this machine: file and pipe mode ---
+    # --- perf record on this machine: file and pipe mode; perf's own HOME
+    # (its build-id cache not written into the real one) ---
+    sys.dont_write_bytecode = True
+    sys.path.insert(0, os.path.dirname(top))
+    from perf_home import perf_home
+    perf_home(os.path.join(tmp, 'home'))
     f = os.path.join(tmp, 'perf.data')
     r = subprocess.run(['perf', 'record', '-q', '-e', 'dummy', '-o', f, '--', 'true'],
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -8,13 +8,18 @@ pdump prints what the reader sees; the oracle is Linux perf itself:
 `perf script -D` (every record's file offset, size and type, plus time,
 cpu, pids, mmap and comm fields), `perf report --header-only` (header and
 features) and `perf buildid-list`.  Input files are recorded at test time
-with perf, or come from the shared CoreSight traces.  Exit 77 = skip.
+with perf, or come from the shared CoreSight traces.  perf runs with its
+own HOME, WORKDIR/home.  Exit 77 = skip.
 """
 import os
 import re
 import shutil
 import subprocess
 import sys
+
+sys.dont_write_bytecode = True   # no __pycache__ in the source tree
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+from perf_home import perf_home  # noqa: E402
 
 SKIP = 77
 FAILS = []
@@ -605,6 +610,9 @@ if __name__ == "__main__":
     _, name, PDUMP, WORK, SHARED = sys.argv
     shutil.rmtree(WORK, ignore_errors=True)
     os.makedirs(WORK)
+    # perf's own HOME (perf record fills its build-id cache): nothing from
+    # this machine, nothing written into the real HOME
+    perf_home(os.path.join(WORK, "home"))
     TESTS[name]()
     if FAILS:
         print("%d failure(s)" % len(FAILS))

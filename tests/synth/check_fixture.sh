@@ -19,6 +19,9 @@ rm -rf "$out"
 	echo "FAIL: ptsynth failed:"; cat "$out.stderr"; exit 1; }
 n=$(wc -l <"$out/expected.insn")
 [ "$n" -gt 0 ] || { echo "FAIL: no instructions recorded"; exit 1; }
+# perf's own HOME: the recording's vDSO, nothing from this machine
+sh "$(dirname "$0")/../perf_home.sh" "$out.home" "$out" || exit 1
+export HOME="$out.home"
 
 rc=0
 case ",$decoders," in *,perf,*)

@@ -21,6 +21,9 @@ set -u
 cap=$1; ptdecode=$2; tol=$3
 command -v perf >/dev/null 2>&1 || { echo "SKIP: perf not installed"; exit 77; }
 [ -f "$cap/expected.insn" ] || { echo "FAIL: no recording in $cap"; exit 1; }
+# perf's own HOME: the recording's vDSO, nothing from this machine
+sh "$(dirname "$0")/../perf_home.sh" "$cap.timing.home" "$cap" || exit 1
+export HOME="$cap.timing.home"
 
 # times become integer ns (awk's doubles hold them exactly)
 perf script -i "$cap/perf.data" --show-switch-events --show-task-events \

@@ -1,0 +1,346 @@
+/* SPDX-License-Identifier: MIT */
+#include "backend_choice.h"
+#include "coresight.h"
+#include "fastpt.h"
+#include "imgstore.h"
+#include "input.h"
+#include "intelpt.h"
+#include "perf.h"
+#include "perfdata.h"
+#include "sideband.h"
+#include "util.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ */
+/* Intel PT                                                            */
+
+/* The check of a queue in pieces: the first PSB from the front, the tail
+ * from the last piece. */
+static void check_pieces(const struct intelpt_params *p,
+			 const struct intelpt_queue *q,
+			 struct intelpt_queue_check *qc)
+{
+	struct intelpt_queue_check pc;
+	size_t k;
+
+	memset(qc, 0, sizeof(*qc));
+	qc->first_psb = q->size;
+	for (k = 0; k < q->npieces; k++) {
+		const struct intelpt_piece *pp = &q->pieces[k];
+
+		if (intelpt_check_queue(p, pp->data, pp->size, &pc) == 0 &&
+		    pc.first_psb < pp->size) {
+			qc->first_psb = pp->offset + pc.first_psb;
+			break;
+		}
+	}
+	k = q->npieces - 1;
+	if (q->npieces &&
+	    intelpt_check_queue(p, q->pieces[k].data, q->pieces[k].size,
+				&pc) == 0 && pc.tail_cut) {
+		qc->tail_cut = 1;
+		qc->tail_offset = q->pieces[k].offset + pc.tail_offset;
+	}
+}
+
+/* Nothing lost silently: trace that cannot be decoded is said. */
+static void warn_undecodable(struct input *in, const struct intelpt_params *p,
+			     const struct intelpt_queue *q, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct intelpt_queue_check qc;
+
+		if (q[i].data) {
+			if (intelpt_check_queue(p, q[i].data, q[i].size, &qc))
+				continue;
+		} else {
+			check_pieces(p, &q[i], &qc);
+		}
+		if (qc.first_psb == q[i].size && q[i].size) {
+			input_warn(in, "trace queue %zu (cpu %d): no PSB in its %zu "
+				   "bytes, so none of it can be decoded", i, q[i].cpu,
+				   q[i].size);
+			in->sink.stats->lost++;
+		} else if (qc.first_psb) {
+			input_warn(in, "trace queue %zu (cpu %d): %" PRIu64 " bytes "
+				   "before the first PSB cannot be decoded", i,
+				   q[i].cpu, qc.first_psb);
+		}
+		if (qc.tail_cut) {
+			input_warn(in, "trace queue %zu (cpu %d) ends inside a packet "
+				   "at offset %#" PRIx64 " (AUX data cut short): the "
+				   "flow stops before it", i, q[i].cpu, qc.tail_offset);
+			in->sink.stats->lost++;
+		}
+	}
+}
+
+/* The Intel PT backend the options ask for. */
+static int new_ipt_backend(const struct ptd_open_opts *o, struct input *in,
+			   const struct intelpt_params *p,
+			   const struct intelpt_queue *q, size_t n,
+			   const struct sideband *sb, struct backend **out,
+			   int *is_fastpt, char *err, size_t errlen)
+{
+	warn_undecodable(in, p, q, n);
+	if (o->decoder == PTD_DECODER_LIBIPT)
+		return intelpt_new(p, q, n, in->st, sb, out, err, errlen);
+	*is_fastpt = 1;
+	return fastpt_new(p, q, n, in->st, sb, o->threads, o->block_cache_max,
+			  ((o->flags & PTD_OPEN_COUNT_ONLY) ? FASTPT_COUNT_ONLY : 0) |
+			  ((o->flags & PTD_OPEN_INSN_TEXT) ? FASTPT_KEEP_TEXT : 0),
+			  out, err, errlen);
+}
+
+/* A raw trace: one queue in the kernel's address space, no sideband, the
+ * CPU from --cpu. */
+static int open_raw_pt(const struct ptd_open_opts *o, struct input *in,
+		       struct backend **out, int *is_fastpt, char *err,
+		       size_t errlen)
+{
+	const struct input_queue *iq = &in->queues[0];
+	struct intelpt_params params;
+	struct intelpt_queue q;
+	char msg[512];
+	int rc;
+
+	memset(&params, 0, sizeof(params));
+	if (o->cpu && intelpt_params_cpu(&params, o->cpu)) {
+		util_errf(err, errlen, "bad --cpu value \"%s\": expected "
+			  "FAMILY/MODEL[/STEPPING] or none", o->cpu);
+		return PTD_ERR_INVAL;
+	}
+	memset(&q, 0, sizeof(q));
+	q.data = iq->data;
+	q.size = iq->size;
+	q.file_backed = 1;
+	q.cpu = -1;
+	q.pid = q.tid = IMGSTORE_KERNEL;
+	rc = new_ipt_backend(o, in, &params, &q, 1, NULL, out, is_fastpt, msg,
+			     sizeof(msg));
+	if (rc)
+		util_errf(err, errlen, "%s", msg);
+	return rc;
+}
+
+static const struct perfdata_attr *find_attr(const struct perfdata_info *info,
+					     uint32_t type)
+{
+	for (size_t i = 0; i < info->nattrs; i++)
+		if (info->attrs[i].type == type)
+			return &info->attrs[i];
+	return NULL;
+}
+
+/* The decoder's parameters from AUXTRACE_INFO, the intel_pt event's
+ * config and the recording CPU. */
+static int perf_pt_params(struct input *in, struct intelpt_params *params,
+			  char *err, size_t errlen)
+{
+	const struct perfdata_info *info = perfdata_get_info(in->pd);
+	const struct perfdata_attr *a = NULL;
+
+	if (in->aux_npriv > INTELPT_INFO_PMU_TYPE)
+		a = find_attr(info, (uint32_t)in->aux_priv[INTELPT_INFO_PMU_TYPE]);
+	return intelpt_params_from_perf(params, in->aux_priv, in->aux_npriv,
+					a ? a->config : 0, info->cpuid, err, errlen);
+}
+
+/* Fills the backend's view of queue i: its pieces, and the thread it
+ * starts in (per-CPU mode: who ran on its CPU at the first switch). */
+static void ipt_queue_of(struct input *in, size_t i, struct intelpt_queue *iq)
+{
+	const struct input_queue *q = &in->queues[i];
+	int per_cpu = in->aux_npriv > INTELPT_INFO_PER_CPU_MMAPS &&
+		      in->aux_priv[INTELPT_INFO_PER_CPU_MMAPS];
+
+	iq->data = q->data;
+	iq->size = q->size;
+	iq->pieces = q->pieces;
+	iq->npieces = q->npieces;
+	iq->file_backed = 1;
+	iq->assemble = perf_assemble_queue;
+	iq->assemble_ctx = in;
+	iq->assemble_index = i;
+	iq->cpu = per_cpu ? q->cpu : -1;
+	iq->tid = q->tid;
+	iq->pid = sideband_pid_of(in->sb, q->tid);
+	if (per_cpu) {
+		uint64_t t0 = sideband_next_switch(in->sb, q->cpu, 0);
+
+		if (sideband_task_at(in->sb, q->cpu, t0 == UINT64_MAX ? 0 : t0,
+				     &iq->pid, &iq->tid))
+			iq->pid = iq->tid = -1;
+	}
+}
+
+static int open_perf_pt(const struct ptd_open_opts *o, struct input *in,
+			struct backend **out, int *is_fastpt, char *err,
+			size_t errlen)
+{
+	struct intelpt_queue *iq;
+	struct intelpt_params params;
+	char msg[512];
+	int rc;
+
+	rc = perf_pt_params(in, &params, msg, sizeof(msg));
+	if (rc) {
+		util_errf(err, errlen, "%s", msg);
+		return rc;
+	}
+	iq = calloc(in->nqueues ? in->nqueues : 1, sizeof(*iq));
+	if (!iq)
+		return PTD_ERR_NOMEM;
+	for (size_t i = 0; i < in->nqueues; i++)
+		ipt_queue_of(in, i, &iq[i]);
+	rc = new_ipt_backend(o, in, &params, iq, in->nqueues, in->sb, out,
+			     is_fastpt, msg, sizeof(msg));
+	free(iq);
+	if (rc)
+		util_errf(err, errlen, "%s", msg);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* CoreSight                                                           */
+
+static void warn_coresight(struct input *in, const struct backend *be)
+{
+	for (size_t i = 0; i < coresight_warning_count(be); i++)
+		input_warn(in, "%s", coresight_warning(be, i));
+}
+
+/* The trace IDs AUX_OUTPUT_HW_ID records gave, over those of the info. */
+static void apply_hw_ids(const struct input *in, struct cs_etm_info *info)
+{
+	for (size_t h = 0; h < in->nhw_ids; h++)
+		for (uint32_t c = 0; c < info->nr_cpu; c++)
+			if (info->cpus[c].cpu == in->hw_ids[h].cpu) {
+				info->cpus[c].trace_id = in->hw_ids[h].trace_id;
+				info->cpus[c].trace_id_valid = 1;
+			}
+}
+
+/* Queue i as CoreSight chunks (written from chunks): each AUXTRACE payload
+ * a chunk, in place in the file mapping.  The decoder resets between
+ * them, as perf's does (one record need not continue the one before), and
+ * they are the units decoded in parallel; ev.offset counts bytes within
+ * the queue. */
+static void cs_queue_of(struct input *in, size_t i, struct coresight_chunk *chunks,
+			struct coresight_queue_desc *cq)
+{
+	const struct input_queue *q = &in->queues[i];
+	int32_t pid = sideband_pid_of(in->sb, q->tid), tid;
+
+	if (q->cpu >= 0 && (pid < 0 || q->tid <= 0))
+		sideband_task_at(in->sb, q->cpu, UINT64_MAX - 1, &pid, &tid);
+	cq->chunks = chunks;
+	cq->cpu = q->cpu;
+	cq->formatted = !in->cs_raw_format;
+	for (size_t p = 0; p < q->npieces; p++) {
+		chunks[p].data = q->pieces[p].data;
+		chunks[p].size = q->pieces[p].size;
+		chunks[p].offset = q->pieces[p].offset;
+		chunks[p].time = IMGSTORE_TIME_UNKNOWN;
+		chunks[p].pid = pid < 0 ? IMGSTORE_KERNEL : pid;
+	}
+	cq->nchunks = q->npieces;
+}
+
+/* cs_etm: one CoreSight queue per AUX queue, each AUXTRACE record a chunk
+ * (perf does not promise continuity between them).  The backend copies
+ * both arrays. */
+static int open_cs_etm(const struct ptd_open_opts *o, struct input *in,
+		       struct backend **out, char *err, size_t errlen)
+{
+	struct coresight_queue_desc *cq;
+	struct coresight_chunk *chunks;
+	struct cs_etm_info info;
+	char msg[512];
+	size_t k = 0;
+	int rc;
+
+	rc = cs_etm_info_parse((const uint8_t *)in->aux_priv,
+			       in->aux_npriv * sizeof(uint64_t), &info, msg,
+			       sizeof(msg));
+	if (rc) {
+		util_errf(err, errlen, "cs_etm AUXTRACE_INFO: %s", msg);
+		return rc;
+	}
+	apply_hw_ids(in, &info);
+	chunks = calloc(in->nchunks ? in->nchunks : 1, sizeof(*chunks));
+	cq = calloc(in->nqueues ? in->nqueues : 1, sizeof(*cq));
+	if (!chunks || !cq) {
+		free(chunks);
+		free(cq);
+		cs_etm_info_free(&info);
+		return PTD_ERR_NOMEM;
+	}
+	for (size_t i = 0; i < in->nqueues; k += cq[i].nchunks, i++)
+		cs_queue_of(in, i, &chunks[k], &cq[i]);
+	rc = coresight_open_perf(&info, cq, in->nqueues, in->st, o->threads,
+				 out, msg, sizeof(msg));
+	free(cq);
+	free(chunks);
+	cs_etm_info_free(&info);
+	if (rc) {
+		util_errf(err, errlen, "%s", msg);
+		return rc;
+	}
+	warn_coresight(in, *out);
+	return 0;
+}
+
+/* An OpenCSD snapshot directory: the CoreSight backend reads it itself
+ * (its dumps go into the image store). */
+static int open_snapshot(const struct ptd_open_opts *o, struct input *in,
+			 struct backend **out, char *err, size_t errlen)
+{
+	char msg[512];
+	int rc = coresight_open_snapshot(in->path, in->st, o->threads, out,
+					 msg, sizeof(msg));
+
+	if (rc) {
+		util_errf(err, errlen, "%s", msg);
+		return rc;
+	}
+	warn_coresight(in, *out);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+
+/* A perf.data's AUX trace: its decoder by the AUXTRACE_INFO type. */
+static int open_perf_aux(const struct ptd_open_opts *o, struct input *in,
+			 struct backend **out, int *is_fastpt, char *err,
+			 size_t errlen)
+{
+	if (in->aux_type == AUX_TYPE_CS_ETM)
+		return open_cs_etm(o, in, out, err, errlen);
+	if (in->aux_type != AUX_TYPE_INTEL_PT) {
+		util_errf(err, errlen, "%s: AUX trace type %u (%s) is not "
+			  "supported by this build", in->perf_path, in->aux_type,
+			  in->aux_type == AUX_TYPE_CS_ETM ? "cs_etm" :
+			  in->aux_type == 2 ? "intel_bts" : "unknown PMU");
+		return PTD_ERR_UNSUPPORTED;
+	}
+	return open_perf_pt(o, in, out, is_fastpt, err, errlen);
+}
+
+int backend_choice_open(const struct ptd_open_opts *opts, struct input *in,
+			struct backend **out, int *is_fastpt, char *err,
+			size_t errlen)
+{
+	*is_fastpt = 0;
+	switch (in->kind) {
+	case PTD_INPUT_RAW_PT:
+		return open_raw_pt(opts, in, out, is_fastpt, err, errlen);
+	case PTD_INPUT_CS_SNAPSHOT:
+		return open_snapshot(opts, in, out, err, errlen);
+	default:
+		return open_perf_aux(opts, in, out, is_fastpt, err, errlen);
+	}
+}
