@@ -135,7 +135,9 @@ struct ptd_open_opts {
 	const char *const *search_path; /* NULL-terminated list of directories
 					 * searched by file name and by
 					 * build id (DIR/.build-id/xx/yyyy.debug
-					 * and DIR/xx/yyyy/elf) */
+					 * and DIR/xx/yyyy/elf); a capture
+					 * directory's .build-id/ (files the
+					 * recorder archived) comes after them */
 	const char *vmlinux;       /* kernel ELF image */
 	const char *kallsyms;      /* kernel symbols (e.g. /proc/kallsyms copy) */
 

@@ -85,6 +85,7 @@ struct opts {
 	uint64_t max_insns;
 	unsigned seed;
 	double interrupts;   /* probability per instruction */
+	int archive;         /* 1: the program's own ELF files, 2: all */
 	char **cmd;
 };
 
@@ -597,6 +598,83 @@ static void write_jit(struct synth *s, const char *dir)
 			copy_file(src, out);
 		}
 	}
+}
+
+/* Files found by build id where the capture is decoded (distribution
+ * packages, debug packages): archiving them would make captures huge. */
+static int is_system_file(const char *path)
+{
+	static const char *const dirs[] = { "/usr/", "/lib/", "/lib64/", "/bin/",
+					    "/sbin/", "/etc/" };
+
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+		if (!strncmp(path, dirs[i], strlen(dirs[i])))
+			return 1;
+	return 0;
+}
+
+/* Copies path, whose build id must be bid, to DIR/.build-id/xx/rest (the
+ * layout of perf's build-id cache and gdb's debug directories); 1 when
+ * copied, 0 when already there, -1 with a warning. */
+static int archive_file(const char *dir, const char *path, const uint8_t *bid,
+			size_t bid_len)
+{
+	char hex[41], out[4096], got[41];
+	uint8_t id[20];
+	size_t n;
+	struct stat sb;
+
+	for (size_t i = 0; i < bid_len; i++)
+		sprintf(hex + 2 * i, "%02x", bid[i]);
+	snprintf(out, sizeof(out), "%s/.build-id", dir);
+	mkdir(out, 0700);
+	snprintf(out, sizeof(out), "%s/.build-id/%.2s", dir, hex);
+	mkdir(out, 0700);
+	snprintf(out, sizeof(out), "%s/.build-id/%.2s/%s", dir, hex, hex + 2);
+	if (!stat(out, &sb))
+		return 0;
+	if (copy_file(path, out)) {
+		fprintf(stderr, "ptsynth: warning: cannot copy %s to %s: %s\n",
+			path, out, strerror(errno));
+		unlink(out);
+		return -1;
+	}
+	/* rebuilt while it ran: the copy is not the code that ran */
+	n = file_build_id(out, id);
+	for (size_t i = 0; i < n; i++)
+		sprintf(got + 2 * i, "%02x", id[i]);
+	if (n != bid_len || memcmp(id, bid, n)) {
+		fprintf(stderr, "ptsynth: warning: %s changed since it ran (build "
+			"id %s, not %s): not archived\n", path, n ? got : "none", hex);
+		unlink(out);
+		return -1;
+	}
+	return 1;
+}
+
+/* The executed ELF files go with the capture, so that it decodes with
+ * symbols where they do not exist (--no-archive: none, --archive-all:
+ * system files too). */
+static size_t write_archive(struct synth *s, const char *dir)
+{
+	char *ran = calloc(s->nmaps + 1, 1);
+	size_t n = 0;
+
+	if (!ran)
+		die("out of memory");
+	for (size_t i = 0; i < s->pages_cap; i++)
+		if (s->pages[i].addr && s->pages[i].executed && s->pages[i].map >= 0)
+			ran[s->pages[i].map] = 1;
+	for (size_t i = 0; i < s->nmaps; i++) {
+		const struct mapping *m = &s->maps[i];
+
+		if (ran[i] && m->bid_len && m->path[0] == '/' &&
+		    (s->o.archive > 1 || !is_system_file(m->path)) &&
+		    archive_file(dir, m->path, m->bid, m->bid_len) > 0)
+			n++;
+	}
+	free(ran);
+	return n;
 }
 
 /* Checks the copied jitdumps against the executed JIT code; info keys. */
@@ -1147,7 +1225,13 @@ static void usage(void)
 		"  --seed N         seed for --interrupts (default 1)\n"
 		"  --quantum N      instructions per thread time slice (default 2000)\n"
 		"  --max-insns N    stop (kill CMD) after N instructions\n"
-		"  --aslr           keep address space randomisation\n");
+		"  --aslr           keep address space randomisation\n"
+		"  --no-archive     do not copy the program's own ELF files (those\n"
+		"                   outside /usr, /lib, /bin, /sbin, /etc) into\n"
+		"                   OUT.ptd/.build-id/, where ptdecode finds them\n"
+		"                   by build id: without them the capture decodes\n"
+		"                   with symbols only where the same files exist\n"
+		"  --archive-all    copy the system's ELF files (libc, ld.so) too\n");
 	exit(2);
 }
 
@@ -1212,6 +1296,8 @@ int main(int argc, char **argv)
 		{ "quantum", required_argument, NULL, 'q' },
 		{ "max-insns", required_argument, NULL, 'm' },
 		{ "aslr", no_argument, NULL, 'A' },
+		{ "no-archive", no_argument, NULL, 'N' },
+		{ "archive-all", no_argument, NULL, 'Z' },
 		{ NULL, 0, NULL, 0 }
 	};
 	static struct synth S;
@@ -1222,6 +1308,7 @@ int main(int argc, char **argv)
 	char path[4096];
 	FILE *f;
 	int c, status, i;
+	size_t narchived;
 	pid_t pid;
 
 	if (argc >= 2 && !strcmp(argv[1], "walk"))
@@ -1235,6 +1322,7 @@ int main(int argc, char **argv)
 	s->o.mtc_period = 3;   /* perf's default */
 	s->o.cpi = 1;
 	s->o.seed = 1;
+	s->o.archive = 1;
 	sc.quantum = 2000;
 	optind = 2;
 	while ((c = getopt_long(argc, argv, "+o:", lopts, NULL)) != -1) {
@@ -1253,6 +1341,8 @@ int main(int argc, char **argv)
 		case 'q': sc.quantum = strtoull(optarg, NULL, 0); break;
 		case 'm': s->o.max_insns = strtoull(optarg, NULL, 0); break;
 		case 'A': s->o.aslr = 1; break;
+		case 'N': s->o.archive = 0; break;
+		case 'Z': s->o.archive = 2; break;
 		default: usage();
 		}
 	}
@@ -1362,6 +1452,7 @@ int main(int argc, char **argv)
 		die("cannot write expected.insn");
 	write_jit(s, s->o.out);
 	write_text_store(s, s->o.out);
+	narchived = s->o.archive ? write_archive(s, s->o.out) : 0;
 
 	f = create_file(s->o.out, "cmd");
 	for (i = 0; i < argc; i++) {
@@ -1400,7 +1491,8 @@ int main(int argc, char **argv)
 	jitconv_free(s->jc);
 	ptgen_free(s->gen);
 	cs_close(&s->cs);
-	fprintf(stderr, "ptsynth: %llu instructions, %llu trace bytes -> %s\n",
-		(unsigned long long)s->ninsns, (unsigned long long)gs.bytes, s->o.out);
+	fprintf(stderr, "ptsynth: %llu instructions, %llu trace bytes, %zu files "
+		"archived -> %s\n", (unsigned long long)s->ninsns,
+		(unsigned long long)gs.bytes, narchived, s->o.out);
 	return 0;
 }

@@ -61,8 +61,32 @@ const char *buildid_of_file(struct input *in, const char *path)
 	return c->e[c->n++].hex;
 }
 
+const char *const *buildid_dirs(const struct input *in)
+{
+	return in->bid_dirs ? in->bid_dirs : in->opts->search_path;
+}
+
+int buildid_use_capture_dir(struct input *in)
+{
+	const char *const *sp = in->opts->search_path;
+	size_t n = 0;
+
+	while (sp && sp[n])
+		n++;
+	free(in->bid_dirs);
+	in->bid_dirs = calloc(n + 2, sizeof(char *));
+	if (!in->bid_dirs)
+		return PTD_ERR_NOMEM;
+	if (n)
+		memcpy(in->bid_dirs, sp, n * sizeof(char *));
+	in->bid_dirs[n] = in->dir;
+	return 0;
+}
+
 /* Finds the file a MMAP record names: the sysroot, the search path (by
- * name, then by build id), the build-id caches, then the path itself.  A
+ * name), the build-id directories (buildid_dirs, then the distribution's
+ * and perf's), then the path itself: a capture's own copy is used
+ * wherever it is decoded, the same file by build id.  A
  * candidate whose build id differs from the recorded one is not used: its
  * code is not what ran.  Returns a malloc'd path, or NULL with the reason
  * in why. */
@@ -89,7 +113,7 @@ char *buildid_resolve_file(struct input *in, const char *path,
 		n++;
 	}
 	if (want_bid && *want_bid &&
-	    symtab_find_by_build_id(o->search_path, want_bid, 0, cbuf[n],
+	    symtab_find_by_build_id(buildid_dirs(in), want_bid, 0, cbuf[n],
 				    sizeof(cbuf[n])) == 0) {
 		cand[n] = cbuf[n];
 		n++;
@@ -138,7 +162,9 @@ int buildid_find_debug_file(struct input *in, const char *path,
 {
 	const char *bid = buildid_of_file(in, path);
 
-	/* want_debug also accepts code files: .build-id/xx/rest may be path
+	/* Not the capture's .build-id/: its code files (mostly path itself)
+	 * would end the search before /usr/lib/debug.  want_debug also
+	 * accepts code files: .build-id/xx/rest may be path
 	 * itself (skipped) or a cached copy of it (stripped like path, it
 	 * holds no debug information, so the debuglink is tried). */
 	if (bid[0] && symtab_find_by_build_id(in->opts->search_path, bid, 1, out,

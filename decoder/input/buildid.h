@@ -28,6 +28,16 @@ void buildid_hex(const uint8_t *id, size_t n, char *out);
  * when out of memory).  Valid while the input lives. */
 const char *buildid_of_file(struct input *in, const char *path);
 
+/* Where files are looked up by build id, before /usr/lib/debug and
+ * ~/.debug: the search path, then the capture directory once
+ * buildid_use_capture_dir was called. */
+const char *const *buildid_dirs(const struct input *in);
+
+/* Adds the capture directory in->dir to buildid_dirs: its .build-id/ holds
+ * the program's own files when the recorder archived them.  Returns 0 or
+ * PTD_ERR_NOMEM. */
+int buildid_use_capture_dir(struct input *in);
+
 /* Finds the file a MMAP record names (path, recorded build id want_bid or
  * NULL/"").  Returns a malloc'd path, or NULL with the reason in why. */
 char *buildid_resolve_file(struct input *in, const char *path,

@@ -124,8 +124,10 @@ static void load_dyntext(struct input *in)
 
 int capdir_load(struct input *in, char *err, size_t errlen)
 {
-	int rc = perf_read_sideband(in, err, errlen);
+	int rc = buildid_use_capture_dir(in);
 
+	if (!rc)
+		rc = perf_read_sideband(in, err, errlen);
 	if (rc)
 		return rc;
 	/* after the sideband: text-store rows carry their own validity, which

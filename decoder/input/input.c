@@ -66,6 +66,7 @@ void input_free(struct input *in)
 		free(in->jitdumps[i]);
 	free(in->jitdumps);
 	buildid_cache_free(&in->bids);
+	free(in->bid_dirs);
 	symtab_free(in->sbsyms);
 	free(in);
 }

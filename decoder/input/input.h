@@ -109,6 +109,8 @@ struct input {
 	char **jitdumps;                /* jit-PID.dump files to load */
 	size_t njitdumps, jcap;
 	struct buildid_cache bids;
+	const char **bid_dirs;          /* the search path, then the capture
+					 * directory (buildid_use_capture_dir) */
 };
 
 /* Creates an empty input that reads opts (kept by pointer) and reports to

@@ -50,7 +50,7 @@ static int add_unnamed_mapping(struct input *in, const struct perfdata_mmap *m,
 	if (!strncmp(m->filename, "[kernel.kallsyms]", 17) && in->opts->vmlinux)
 		return 0; /* added from the ELF at open */
 	recorded_build_id(in, m, bid);
-	if (bid[0] && symtab_find_by_build_id(in->opts->search_path, bid, 0, found,
+	if (bid[0] && symtab_find_by_build_id(buildid_dirs(in), bid, 0, found,
 					      sizeof(found)) == 0) {
 		rc = imgstore_add_file(in->st, pid, m->addr, m->len, found, m->pgoff,
 				       t, IMGSTORE_FOREVER, m->filename);
