@@ -181,7 +181,7 @@ int main(int argc, char **argv)
 	o.raw = create(argv[3], "trace.bin", "wb");
 	sid.time = ptcap_perf_time(go.tsc0);
 	perfwrite_comm(o.pw, &sid, PID, PID, argv[1], 1);
-	perfwrite_mmap2(o.pw, &sid, PW_MISC_USER, PID, PID, BASE, 4096, 0, NULL, 0,
+	perfwrite_mmap2(o.pw, &sid, PD_MISC_USER, PID, PID, BASE, 4096, 0, NULL, 0,
 			0, 0, 0, 0, 5 /* r-x */, 2 /* private */, codepath);
 	sid.id = PTCAP_PT_ID;
 	perfwrite_itrace_start(o.pw, &sid, PID, PID);

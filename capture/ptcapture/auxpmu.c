@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "auxpmu.h"
+#include "intel_pt_info.h"
 #include "pmuformat.h"
 
 #include <errno.h>
@@ -249,34 +250,43 @@ static void tsc_ctc(uint64_t *n, uint64_t *d)
 #endif
 }
 
+/* What perf's intel_pt AUXTRACE_INFO says of this recording. */
+static void pt_info(const struct auxpmu *ap, const struct perf_event_mmap_page *pg,
+		    struct intel_pt_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	info->pmu_type = ap->attr.type;
+	info->time_shift = pg->time_shift;
+	info->time_mult = pg->time_mult;
+	info->time_zero = pg->time_zero;
+	info->cap_user_time_zero = pg->cap_user_time_zero;
+	info->tsc_bit = term_mask(ap, "tsc");
+	info->noretcomp_bit = term_mask(ap, "noretcomp");
+	/* context switches: the dummy events, CPU-wide */
+	info->have_sched_switch = INTELPT_SCHED_SWITCH_CPU_WIDE;
+	info->snapshot_mode = (uint64_t)ap->snapshot;
+	info->per_cpu_mmaps = 1;
+	info->mtc_bit = term_mask(ap, "mtc");
+	info->mtc_freq_bits = term_mask(ap, "mtc_period");
+	tsc_ctc(&info->tsc_ctc_ratio_n, &info->tsc_ctc_ratio_d);
+	info->cyc_bit = term_mask(ap, "cyc");
+	info->max_non_turbo_ratio = sysfs_u64(ap->dir, "max_nonturbo_ratio");
+	info->filter_str_len = 0;            /* no address filter */
+}
+
 int auxpmu_write_info(struct auxpmu *ap, struct perfwrite *w)
 {
 	const struct perf_event_mmap_page *pg = ap->c[0].base;
 	int cap_zero = pg->cap_user_time_zero;
 
 	if (ap->is_pt) {
-		/* Layout of tools/perf/util/intel-pt.h (intel_pt_info_fill). */
-		uint64_t p[17] = { 0 }, n, d;
+		struct intel_pt_info info;
+		uint64_t priv[INTELPT_INFO_MAX];
 
-		tsc_ctc(&n, &d);
-		p[0] = ap->attr.type;
-		p[1] = pg->time_shift;
-		p[2] = pg->time_mult;
-		p[3] = pg->time_zero;
-		p[4] = cap_zero;
-		p[5] = term_mask(ap, "tsc");
-		p[6] = term_mask(ap, "noretcomp");
-		p[7] = 3;                        /* context switches: dummy events */
-		p[8] = ap->snapshot;
-		p[9] = 1;                        /* per-CPU mmaps */
-		p[10] = term_mask(ap, "mtc");
-		p[11] = term_mask(ap, "mtc_period");
-		p[12] = n;
-		p[13] = d;
-		p[14] = term_mask(ap, "cyc");
-		p[15] = sysfs_u64(ap->dir, "max_nonturbo_ratio");
-		p[16] = 0;                       /* no address filter */
-		if (perfwrite_auxtrace_info(w, 1, p, 17, NULL, 0))
+		pt_info(ap, pg, &info);
+		intel_pt_info_pack(&info, priv);
+		if (perfwrite_auxtrace_info(w, PD_AUXTRACE_INTEL_PT, priv, INTELPT_INFO_MAX,
+					    NULL, 0))
 			return -EIO;
 	} else {
 		/* cs_etm's AUXTRACE_INFO needs each CPU's ETM registers from

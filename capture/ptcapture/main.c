@@ -579,13 +579,13 @@ static int out_close(struct app *A, struct rec *r, const char *dir,
 		return -1;
 	}
 	uname(&u);
-	perfwrite_feat_string(r->pw, PW_FEAT_OSRELEASE, u.release);
-	perfwrite_feat_string(r->pw, PW_FEAT_ARCH, u.machine);
-	perfwrite_feat_string(r->pw, PW_FEAT_HOSTNAME, u.nodename);
+	perfwrite_feat_string(r->pw, PD_FEAT_OSRELEASE, u.release);
+	perfwrite_feat_string(r->pw, PD_FEAT_ARCH, u.machine);
+	perfwrite_feat_string(r->pw, PD_FEAT_HOSTNAME, u.nodename);
 	perfwrite_feat_nrcpus(r->pw, (uint32_t)sysconf(_SC_NPROCESSORS_CONF),
 			      (uint32_t)sysconf(_SC_NPROCESSORS_ONLN));
 	perfwrite_feat_cmdline(r->pw, 2, argv0);
-	perfwrite_feat_u64(r->pw, PW_FEAT_CLOCKID, 1); /* clock resolution, ns */
+	perfwrite_feat_u64(r->pw, PD_FEAT_CLOCKID, 1); /* clock resolution, ns */
 	rc = perfwrite_close(r->pw, err, sizeof(err));
 	r->pw = NULL;
 	if (rc) {

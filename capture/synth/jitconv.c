@@ -9,15 +9,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "perf_abi.h"
 #include "ptdecode.h"
 #include "util.h"
-
-#define JITDUMP_MAGIC 0x4A695444u
-#define JITDUMP_HDR 40
-#define JIT_CODE_LOAD 0
-#define JIT_CODE_MOVE 1
-#define JIT_CODE_CLOSE 3
-#define JITDUMP_FLAGS_ARCH_TIMESTAMP 1ull
 
 struct pair {
 	uint64_t mono, perf;
@@ -249,16 +243,16 @@ int jitconv_copy_dump(struct jitconv *jc, const char *in, const char *out,
 	if ((rc = read_all(in, &d, &len, err, errlen)))
 		return rc;
 	rc = PTD_ERR_FORMAT;
-	if (len < JITDUMP_HDR || rd32(d) != JITDUMP_MAGIC) {
+	if (len < PD_JITHEADER_SIZE || rd32(d) != PD_JITHEADER_MAGIC) {
 		util_errf(err, errlen, "%s: not a jitdump file of this byte order", in);
 		goto out;
 	}
 	hsize = rd32(d + 8);
-	if (hsize < JITDUMP_HDR || hsize > len) {
+	if (hsize < PD_JITHEADER_SIZE || hsize > len) {
 		util_errf(err, errlen, "%s: header size %u is bad", in, hsize);
 		goto out;
 	}
-	if (rd64(d + 32) & JITDUMP_FLAGS_ARCH_TIMESTAMP) {
+	if (rd64(d + 32) & PD_JITDUMP_FLAGS_ARCH_TIMESTAMP) {
 		util_errf(err, errlen, "%s: timestamps are TSC values (ARCH_TIMESTAMP); "
 			  "only CLOCK_MONOTONIC dumps can be put on the simulated clock", in);
 		rc = PTD_ERR_UNSUPPORTED;
@@ -269,20 +263,21 @@ int jitconv_copy_dump(struct jitconv *jc, const char *in, const char *out,
 		uint32_t id, size;
 		uint64_t t;
 
-		if (len - off < 16 || (size = rd32(d + off + 4)) < 16 || size > len - off) {
+		if (len - off < PD_JIT_RECORD_PREFIX ||
+		    (size = rd32(d + off + 4)) < PD_JIT_RECORD_PREFIX || size > len - off) {
 			jc->truncated++;
 			break;            /* cut off: copy the whole records */
 		}
 		id = rd32(d + off);
 		t = jitconv_mono_to_perf(jc, rd64(d + off + 8));
 		wr64(d + off + 8, t);
-		if (id == JIT_CODE_LOAD) {
+		if (id == PD_JIT_CODE_LOAD) {
 			if ((rc = add_load(jc, d + off, size, t, err, errlen, in, off)))
 				goto out;
 			nloads++;
-		} else if (id == JIT_CODE_MOVE) {
+		} else if (id == PD_JIT_CODE_MOVE) {
 			jc->moves++;
-		} else if (id == JIT_CODE_CLOSE) {
+		} else if (id == PD_JIT_CODE_CLOSE) {
 			off += size;
 			break;
 		}

@@ -32,14 +32,15 @@ struct ptcap_opts {
 	 * uses TSC = perf ns: shift 0, mult 1, zero 0; set clock_set.) */
 	int clock_set;
 	uint64_t time_shift, time_mult, time_zero;
-	uint64_t sideband_flags;    /* extra perf_event_attr flag bits of
-				     * the sideband attr (ksymbol, ...) */
-	int have_sched_switch;      /* AUXTRACE_INFO: 3 = context_switch */
+	uint64_t sideband_flags;    /* extra PD_ATTR_FLAG_* bits of the
+				     * sideband attr (KSYMBOL, ...) */
+	int have_sched_switch;      /* AUXTRACE_INFO: INTELPT_SCHED_SWITCH_* */
 };
 
 /* The default clock, for ptsynth record and benchgen. */
 #define PTCAP_DEFAULTS .time_shift = PTCAP_TIME_SHIFT, .time_mult = PTCAP_TIME_MULT, \
-	.time_zero = PTCAP_TIME_ZERO, .clock_set = 1, .have_sched_switch = 3
+	.time_zero = PTCAP_TIME_ZERO, .clock_set = 1, \
+	.have_sched_switch = INTELPT_SCHED_SWITCH_CPU_WIDE
 
 /* perf-clock ns of a simulated TSC value on the default clock. */
 uint64_t ptcap_perf_time(uint64_t tsc);

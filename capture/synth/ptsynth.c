@@ -15,7 +15,6 @@
 #include <capstone/capstone.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
 #include <getopt.h>
 #include <libelf.h>
 #include <signal.h>
@@ -38,6 +37,7 @@
 #include "ptdecode.h"
 #include "ptcapdir.h"
 #include "ptgen.h"
+#include "symtab.h"
 #include "textstore.h"
 #include "walk.h"
 #include "util.h"
@@ -52,15 +52,6 @@
 #define TIME_ZERO 1000000000ull
 #define KERNEL_CYCLES 200        /* simulated time spent in the kernel */
 #define MAX_THREADS 64
-
-/* perf intel_pt config bits (tools/perf format for the intel_pt PMU). */
-#define CFG_PT (1ull << 0)
-#define CFG_CYC (1ull << 1)
-#define CFG_MTC (1ull << 9)
-#define CFG_MTC_PERIOD_SHIFT 14
-#define CFG_TSC (1ull << 10)
-#define CFG_NORETCOMP (1ull << 11)
-#define CFG_BRANCH (1ull << 13)
 
 static void die(const char *fmt, ...)
 {
@@ -172,80 +163,28 @@ static void check(struct synth *s, int r, const char *what)
 
 /* ---------------- build ids ---------------- */
 
-static size_t elf_build_id(Elf *e, uint8_t out[20])
-{
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
-	size_t phnum, i;
-
-	/* Sections first (files), then program headers (vdso in memory). */
-	while ((scn = elf_nextscn(e, scn))) {
-		Elf_Data *d;
-		GElf_Nhdr nh;
-		size_t off = 0, no, dof;
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
-			continue;
-		d = elf_getdata(scn, NULL);
-		while (d && (off = gelf_getnote(d, off, &nh, &no, &dof)) > 0) {
-			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-			    !memcmp((char *)d->d_buf + no, "GNU", 4) &&
-			    nh.n_descsz && nh.n_descsz <= 20) {
-				memcpy(out, (char *)d->d_buf + dof, nh.n_descsz);
-				return nh.n_descsz;
-			}
-		}
-	}
-	if (elf_getphdrnum(e, &phnum) == 0) {
-		for (i = 0; i < phnum; i++) {
-			GElf_Phdr ph;
-			Elf_Data *d;
-			GElf_Nhdr nh;
-			size_t off = 0, no, dof;
-			if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_NOTE)
-				continue;
-			d = elf_getdata_rawchunk(e, ph.p_offset, ph.p_filesz, ELF_T_NHDR);
-			while (d && (off = gelf_getnote(d, off, &nh, &no, &dof)) > 0) {
-				if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-				    nh.n_descsz && nh.n_descsz <= 20) {
-					memcpy(out, (char *)d->d_buf + dof, nh.n_descsz);
-					return nh.n_descsz;
-				}
-			}
-		}
-	}
-	return 0;
-}
-
+/* The GNU build id of an ELF file, or 0 bytes (none, or longer than an
+ * MMAP2 record holds). */
 static size_t file_build_id(const char *path, uint8_t out[20])
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	size_t n = 0;
-	Elf *e;
 
-	if (fd < 0)
+	if (symtab_build_id(path, NULL, 0, out, 20, &n, NULL, 0) < 0 || n > 20)
 		return 0;
-	e = elf_begin(fd, ELF_C_READ, NULL);
-	if (e) {
-		n = elf_build_id(e, out);
-		elf_end(e);
-	}
-	close(fd);
 	return n;
 }
 
+/* The same for the ELF image mapped at m in the tracee (the vDSO). */
 static size_t mem_build_id(struct synth *s, const struct mapping *m, uint8_t out[20])
 {
 	size_t len = m->end - m->start, n = 0;
 	uint8_t *buf = malloc(len);
-	Elf *e;
 
 	if (!buf)
 		return 0;
-	if (pread(s->memfd, buf, len, (off_t)m->start) == (ssize_t)len &&
-	    (e = elf_memory((char *)buf, len))) {
-		n = elf_build_id(e, out);
-		elf_end(e);
-	}
+	if (pread(s->memfd, buf, len, (off_t)m->start) != (ssize_t)len ||
+	    symtab_build_id(NULL, buf, len, out, 20, &n, NULL, 0) < 0 || n > 20)
+		n = 0;
 	free(buf);
 	return n;
 }
@@ -316,7 +255,7 @@ static void scan_maps(struct synth *s)
 			continue;
 		m->emitted = 1;
 		sid = sid_for(s, (uint32_t)s->pid, DUMMY_ID);
-		check(s, perfwrite_mmap2(s->pw, &sid, PW_MISC_USER, (uint32_t)s->pid,
+		check(s, perfwrite_mmap2(s->pw, &sid, PD_MISC_USER, (uint32_t)s->pid,
 					 (uint32_t)s->pid, m->start, m->end - m->start,
 					 m->pgoff, m->bid_len ? m->bid : NULL, m->bid_len,
 					 m->maj, m->min, m->ino, 0, m->prot, 2 /* MAP_PRIVATE */,
@@ -534,16 +473,6 @@ static void note_dyn_exec(struct synth *s, uint64_t ip, const struct ptgen_insn 
 			      lo, perf_time(ptgen_tsc(s->gen))), "JIT check");
 }
 
-static int is_jitdump_path(const char *path)
-{
-	const char *b = strrchr(path, '/');
-	size_t n;
-
-	b = b ? b + 1 : path;
-	n = strlen(b);
-	return !strncmp(b, "jit-", 4) && n > 9 && !strcmp(b + n - 5, ".dump");
-}
-
 static int copy_file(const char *from, const char *to)
 {
 	struct util_map m;
@@ -570,7 +499,7 @@ static void write_jit(struct synth *s, const char *dir)
 		char out[4096], src[4096], err[512];
 		int pid, seen = 0, rc;
 
-		if (!is_jitdump_path(path))
+		if (!perf_abi_is_jitdump_name(path))
 			continue;
 		for (size_t k = 0; k < i; k++)
 			seen |= !strcmp(s->maps[k].path, path);
@@ -1275,7 +1204,7 @@ static void write_features(struct synth *s, int argc, char **argv)
 	for (size_t k = 0; k < s->nmaps; k++)
 		if (s->maps[k].bid_len && (s->maps[k].path[0] == '/' ||
 					   !strcmp(s->maps[k].path, "[vdso]")))
-			perfwrite_feat_build_id(s->pw, -1, PW_MISC_USER, s->maps[k].bid,
+			perfwrite_feat_build_id(s->pw, -1, PD_MISC_USER, s->maps[k].bid,
 						s->maps[k].bid_len, s->maps[k].path);
 }
 

@@ -798,12 +798,13 @@ static void write_perf_data(struct walk *w, int argc, char **argv)
 		die("%s", w->err);
 	{
 		/* kernel tracing, TSC = perf ns; the sideband attr also asks
-		 * for ksymbol(29), bpf_event(30), text_poke(33) */
+		 * for KSYMBOL, BPF_EVENT and TEXT_POKE records */
 		struct ptcap_opts po = { .kernel = 1, .tsc = 1, .retcomp = 1,
 					 .clock_set = 1, .time_shift = 0,
 					 .time_mult = 1, .time_zero = 0,
-					 .sideband_flags = 1ull << 29 | 1ull << 30 |
-							   1ull << 33 };
+					 .sideband_flags = PD_ATTR_FLAG_KSYMBOL |
+							   PD_ATTR_FLAG_BPF_EVENT |
+							   PD_ATTR_FLAG_TEXT_POKE };
 
 		check(ptcap_begin(pw, &po), "attrs and AUXTRACE_INFO");
 	}

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE /* memmem */
 #include "intelpt.h"
 #include "imgstore.h"
+#include "intel_pt_info.h"
 #include "sideband.h"
 #include "util.h"
 
@@ -89,28 +90,30 @@ int intelpt_params_from_perf(struct intelpt_params *p, const uint64_t *priv,
 			     size_t npriv, uint64_t attr_config,
 			     const char *cpuid, char *err, size_t errlen)
 {
+	struct intel_pt_info info;
+	size_t n = intel_pt_info_unpack(priv, npriv, &info);
+
 	memset(p, 0, sizeof(*p));
-	if (npriv < INTELPT_INFO_PER_CPU_MMAPS + 1) {
+	if (n < INTELPT_INFO_PER_CPU_MMAPS + 1) {
 		util_errf(err, errlen, "intel_pt AUXTRACE_INFO has %zu fields, "
 			  "at least %d expected", npriv, INTELPT_INFO_PER_CPU_MMAPS + 1);
 		return PTD_ERR_CORRUPT;
 	}
-	p->time_shift = util_le64((const uint8_t *)&priv[INTELPT_INFO_TIME_SHIFT]);
-	p->time_mult = util_le64((const uint8_t *)&priv[INTELPT_INFO_TIME_MULT]);
-	p->time_zero = util_le64((const uint8_t *)&priv[INTELPT_INFO_TIME_ZERO]);
-	p->have_time = util_le64((const uint8_t *)&priv[INTELPT_INFO_CAP_USER_TIME_ZERO]) &&
-		       p->time_mult;
-	if (npriv > INTELPT_INFO_MAX_NONTURBO_RATIO) {
+	p->time_shift = info.time_shift;
+	p->time_mult = info.time_mult;
+	p->time_zero = info.time_zero;
+	p->have_time = info.cap_user_time_zero && p->time_mult;
+	if (n > INTELPT_INFO_MAX_NONTURBO_RATIO) {
 		/* a mask of the attr config bits (perf: 0xf << 14) */
-		uint64_t mtc_mask = priv[INTELPT_INFO_MTC_FREQ_BITS];
+		uint64_t mtc_mask = info.mtc_freq_bits;
 		uint64_t v = attr_config & mtc_mask;
 
 		for (; mtc_mask && !(mtc_mask & 1); mtc_mask >>= 1)
 			v >>= 1;
 		p->mtc_freq = (uint8_t)(v & 0xf);
-		p->cpuid_0x15_ebx = (uint32_t)priv[INTELPT_INFO_TSC_CTC_N];
-		p->cpuid_0x15_eax = (uint32_t)priv[INTELPT_INFO_TSC_CTC_D];
-		p->nom_freq = (uint8_t)priv[INTELPT_INFO_MAX_NONTURBO_RATIO];
+		p->cpuid_0x15_ebx = (uint32_t)info.tsc_ctc_ratio_n;
+		p->cpuid_0x15_eax = (uint32_t)info.tsc_ctc_ratio_d;
+		p->nom_freq = (uint8_t)info.max_non_turbo_ratio;
 	}
 	if (cpuid) {
 		char vendor[32];

@@ -25,28 +25,6 @@ struct sideband;
  * or buffering without bound. */
 #define INTELPT_NELOOP_INSNS (1u << 20)
 
-/* perf's intel_pt AUXTRACE_INFO private area (tools/perf/util/intel-pt.h). */
-enum {
-	INTELPT_INFO_PMU_TYPE,
-	INTELPT_INFO_TIME_SHIFT,
-	INTELPT_INFO_TIME_MULT,
-	INTELPT_INFO_TIME_ZERO,
-	INTELPT_INFO_CAP_USER_TIME_ZERO,
-	INTELPT_INFO_TSC_BIT,
-	INTELPT_INFO_NORETCOMP_BIT,
-	INTELPT_INFO_HAVE_SCHED_SWITCH,
-	INTELPT_INFO_SNAPSHOT_MODE,
-	INTELPT_INFO_PER_CPU_MMAPS,
-	INTELPT_INFO_MTC_BIT,
-	INTELPT_INFO_MTC_FREQ_BITS,
-	INTELPT_INFO_TSC_CTC_N,
-	INTELPT_INFO_TSC_CTC_D,
-	INTELPT_INFO_CYC_BIT,
-	INTELPT_INFO_MAX_NONTURBO_RATIO,
-	INTELPT_INFO_FILTER_STR_LEN,
-	INTELPT_INFO_MAX,
-};
-
 /* Everything libipt's pt_config and the time conversion need. */
 struct intelpt_params {
 	int have_cpu;               /* cpu fields valid */

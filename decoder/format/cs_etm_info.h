@@ -1,26 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cs_etm_info - the private area of perf's AUXTRACE_INFO record for
- * CoreSight ETM (auxtrace type PERF_AUXTRACE_CS_ETM = 3), as written by
- * Linux perf (tools/perf/arch/arm/util/cs-etm.c, read by util/cs-etm.c)
- * and by simpleperf.
+ * cs_etm_info - reads the private area of perf's AUXTRACE_INFO record for
+ * CoreSight ETM (type PD_AUXTRACE_CS_ETM), as written by Linux perf
+ * (tools/perf/arch/arm/util/cs-etm.c, read by util/cs-etm.c) and by
+ * simpleperf; format stage (decoder/format/).  The indices and magic
+ * numbers are perf_abi.h's CS_*.
  *
- * Layout (all u64, little endian), after the record's u32 type and u32
- * reserved fields:
- *   [0] header version (0, 1 or 2)
- *   [1] PMU type << 32 | number of CPU blocks
- *   [2] snapshot mode
- * then one block per CPU:
- *   magic (ETMv3/PTM 0x3030..., ETMv4 0x4040..., ETE 0x5050...), cpu,
- *   version >= 1 only: number of parameters N,
- *   then the parameters (version 0: a fixed count, 4 for ETMv3, 6 for
- *   ETMv4; ETE needs version >= 1):
- *     ETMv3/PTM: ETMCR, ETMTRACEIDR, ETMCCER, ETMIDR
- *     ETMv4:     TRCCONFIGR, TRCTRACEIDR, TRCIDR0, TRCIDR1, TRCIDR2,
- *                TRCIDR8, TRCAUTHSTATUS, TS_SOURCE
- *     ETE:       as ETMv4 with TRCDEVARCH before TS_SOURCE
- * Version 2: a TRACEIDR with bit 31 set carries no trace ID; the ID comes
- * from PERF_RECORD_AUX_OUTPUT_HW_ID records instead.
+ * Layout: a header of u64s, then a block per CPU (magic, cpu, from header
+ * version 1 the number of parameters, then the parameters): the CS_*
+ * indices of perf_abi.h.  Version 0 has a fixed parameter count per magic
+ * (4 for ETMv3, 6 for ETMv4); ETE needs version >= 1.  From version 2 a
+ * TRACEIDR with CS_TRACEIDR_NO_ID set carries no trace ID: it comes from
+ * AUX_OUTPUT_HW_ID records instead.
  */
 #ifndef PTD_CS_ETM_INFO_H
 #define PTD_CS_ETM_INFO_H
@@ -28,10 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CS_ETM_AUXTRACE_TYPE 3
-#define CS_ETMV3_MAGIC 0x3030303030303030ULL
-#define CS_ETMV4_MAGIC 0x4040404040404040ULL
-#define CS_ETE_MAGIC 0x5050505050505050ULL
+#include "perf_abi.h"
 
 enum cs_proto {
 	CS_PROTO_NONE = 0,

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * cssnapshot - reads a CoreSight snapshot directory (Arm's snapshot format,
- * as used by DS-5 and OpenCSD's trc_pkt_lister):
+ * as used by DS-5 and OpenCSD's trc_pkt_lister); format stage
+ * (decoder/format/):
  *
  *   snapshot.ini  [snapshot] version=1.0, [device_list] devN=FILE.ini,
  *                 [trace] metadata=trace.ini

@@ -25,25 +25,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define PD_MAGIC2 0x32454c4946524550ull     /* "PERFILE2" little-endian */
-#define PD_MAGIC2_SWAPPED 0x50455246494c4532ull
-#define PD_FILE_HEADER_SIZE 104
-#define PD_FILE_HEADER_V1_SIZE 72           /* without the feature bitmap */
-#define PD_PIPE_HEADER_SIZE 16
-#define PD_ATTR_SIZE_VER0 64
 #define PD_MAX_ATTR_SIZE 4096               /* far above any real attr */
 #define PD_DEFAULT_WINDOW (32u << 20)
 #define PD_MAX_WARNINGS 64
-#define PD_MISC_BUILD_ID_SIZE (1u << 15)
-#define PD_MISC_COMM_EXEC (1u << 13)
 #define PD_NAME_MAX 4096                    /* sane bound for feature strings */
-
-/* read_format bits */
-#define PD_FORMAT_TOTAL_TIME_ENABLED (1u << 0)
-#define PD_FORMAT_TOTAL_TIME_RUNNING (1u << 1)
-#define PD_FORMAT_ID (1u << 2)
-#define PD_FORMAT_GROUP (1u << 3)
-#define PD_FORMAT_LOST (1u << 4)
 
 struct pd_auxmap {
 	void *base;
@@ -92,21 +77,21 @@ struct perfdata {
 /* names                                                               */
 /* ------------------------------------------------------------------ */
 
+#define REC(name) [PD_RECORD_##name] = #name
 static const char *const record_names[] = {
-	[1] = "MMAP", [2] = "LOST", [3] = "COMM", [4] = "EXIT",
-	[5] = "THROTTLE", [6] = "UNTHROTTLE", [7] = "FORK", [8] = "READ",
-	[9] = "SAMPLE", [10] = "MMAP2", [11] = "AUX", [12] = "ITRACE_START",
-	[13] = "LOST_SAMPLES", [14] = "SWITCH", [15] = "SWITCH_CPU_WIDE",
-	[16] = "NAMESPACES", [17] = "KSYMBOL", [18] = "BPF_EVENT",
-	[19] = "CGROUP", [20] = "TEXT_POKE", [21] = "AUX_OUTPUT_HW_ID",
-	[64] = "HEADER_ATTR", [65] = "HEADER_EVENT_TYPE",
-	[66] = "HEADER_TRACING_DATA", [67] = "HEADER_BUILD_ID",
-	[68] = "FINISHED_ROUND", [69] = "ID_INDEX", [70] = "AUXTRACE_INFO",
-	[71] = "AUXTRACE", [72] = "AUXTRACE_ERROR", [73] = "THREAD_MAP",
-	[74] = "CPU_MAP", [75] = "STAT_CONFIG", [76] = "STAT",
-	[77] = "STAT_ROUND", [78] = "EVENT_UPDATE", [79] = "TIME_CONV",
-	[80] = "HEADER_FEATURE", [81] = "COMPRESSED", [82] = "FINISHED_INIT",
+	REC(MMAP), REC(LOST), REC(COMM), REC(EXIT), REC(THROTTLE),
+	REC(UNTHROTTLE), REC(FORK), REC(READ), REC(SAMPLE), REC(MMAP2),
+	REC(AUX), REC(ITRACE_START), REC(LOST_SAMPLES), REC(SWITCH),
+	REC(SWITCH_CPU_WIDE), REC(NAMESPACES), REC(KSYMBOL), REC(BPF_EVENT),
+	REC(CGROUP), REC(TEXT_POKE), REC(AUX_OUTPUT_HW_ID), REC(HEADER_ATTR),
+	REC(HEADER_EVENT_TYPE), REC(HEADER_TRACING_DATA),
+	REC(HEADER_BUILD_ID), REC(FINISHED_ROUND), REC(ID_INDEX),
+	REC(AUXTRACE_INFO), REC(AUXTRACE), REC(AUXTRACE_ERROR),
+	REC(THREAD_MAP), REC(CPU_MAP), REC(STAT_CONFIG), REC(STAT),
+	REC(STAT_ROUND), REC(EVENT_UPDATE), REC(TIME_CONV),
+	REC(HEADER_FEATURE), REC(COMPRESSED), REC(FINISHED_INIT),
 };
+#undef REC
 
 const char *perfdata_record_name(uint32_t type)
 {
@@ -115,18 +100,26 @@ const char *perfdata_record_name(uint32_t type)
 	return NULL;
 }
 
+#define FEAT(id, name) [PD_FEAT_##id] = name
 static const char *const feature_names[] = {
-	[1] = "tracing_data", [2] = "build_id", [3] = "hostname",
-	[4] = "osrelease", [5] = "version", [6] = "arch", [7] = "nrcpus",
-	[8] = "cpudesc", [9] = "cpuid", [10] = "total_mem", [11] = "cmdline",
-	[12] = "event_desc", [13] = "cpu_topology", [14] = "numa_topology",
-	[15] = "branch_stack", [16] = "pmu_mappings", [17] = "group_desc",
-	[18] = "auxtrace", [19] = "stat", [20] = "cache", [21] = "sample_time",
-	[22] = "mem_topology", [23] = "clockid", [24] = "dir_format",
-	[25] = "bpf_prog_info", [26] = "bpf_btf", [27] = "compressed",
-	[28] = "cpu_pmu_caps", [29] = "clock_data", [30] = "hybrid_topology",
-	[31] = "pmu_caps",
+	FEAT(TRACING_DATA, "tracing_data"), FEAT(BUILD_ID, "build_id"),
+	FEAT(HOSTNAME, "hostname"), FEAT(OSRELEASE, "osrelease"),
+	FEAT(VERSION, "version"), FEAT(ARCH, "arch"), FEAT(NRCPUS, "nrcpus"),
+	FEAT(CPUDESC, "cpudesc"), FEAT(CPUID, "cpuid"),
+	FEAT(TOTAL_MEM, "total_mem"), FEAT(CMDLINE, "cmdline"),
+	FEAT(EVENT_DESC, "event_desc"), FEAT(CPU_TOPOLOGY, "cpu_topology"),
+	FEAT(NUMA_TOPOLOGY, "numa_topology"),
+	FEAT(BRANCH_STACK, "branch_stack"),
+	FEAT(PMU_MAPPINGS, "pmu_mappings"), FEAT(GROUP_DESC, "group_desc"),
+	FEAT(AUXTRACE, "auxtrace"), FEAT(STAT, "stat"), FEAT(CACHE, "cache"),
+	FEAT(SAMPLE_TIME, "sample_time"), FEAT(MEM_TOPOLOGY, "mem_topology"),
+	FEAT(CLOCKID, "clockid"), FEAT(DIR_FORMAT, "dir_format"),
+	FEAT(BPF_PROG_INFO, "bpf_prog_info"), FEAT(BPF_BTF, "bpf_btf"),
+	FEAT(COMPRESSED, "compressed"), FEAT(CPU_PMU_CAPS, "cpu_pmu_caps"),
+	FEAT(CLOCK_DATA, "clock_data"),
+	FEAT(HYBRID_TOPOLOGY, "hybrid_topology"), FEAT(PMU_CAPS, "pmu_caps"),
 };
+#undef FEAT
 
 const char *perfdata_feature_name(unsigned feat)
 {
@@ -319,7 +312,7 @@ void perfdata_aux_unmap(struct perfdata *pd, void *cookie)
  * or less than we know; fields past what is present stay 0). */
 static int parse_attr(const uint8_t *p, size_t avail, struct perfdata_attr *a)
 {
-	uint32_t sz = util_le32(p + 4);
+	uint32_t sz = util_le32(p + PD_ATTR_OFF_SIZE);
 	size_t n;
 
 	memset(a, 0, sizeof(*a));
@@ -330,20 +323,20 @@ static int parse_attr(const uint8_t *p, size_t avail, struct perfdata_attr *a)
 	n = sz < avail ? sz : avail;
 	if (n < PD_ATTR_SIZE_VER0)
 		return -1;
-	a->type = util_le32(p);
+	a->type = util_le32(p + PD_ATTR_OFF_TYPE);
 	a->size = sz;
-	a->config = util_le64(p + 8);
-	a->sample_type = util_le64(p + 24);
-	a->read_format = util_le64(p + 32);
-	a->flags = util_le64(p + 40);
-	a->sample_id_all = (a->flags >> 18) & 1;
-	a->use_clockid = (a->flags >> 25) & 1;
-	if (n >= 72) {
-		a->config1 = util_le64(p + 56);
-		a->config2 = util_le64(p + 64);
+	a->config = util_le64(p + PD_ATTR_OFF_CONFIG);
+	a->sample_type = util_le64(p + PD_ATTR_OFF_SAMPLE_TYPE);
+	a->read_format = util_le64(p + PD_ATTR_OFF_READ_FORMAT);
+	a->flags = util_le64(p + PD_ATTR_OFF_FLAGS);
+	a->sample_id_all = !!(a->flags & PD_ATTR_FLAG_SAMPLE_ID_ALL);
+	a->use_clockid = !!(a->flags & PD_ATTR_FLAG_USE_CLOCKID);
+	if (n >= PD_ATTR_OFF_CONFIG2 + 8) {
+		a->config1 = util_le64(p + PD_ATTR_OFF_CONFIG1);
+		a->config2 = util_le64(p + PD_ATTR_OFF_CONFIG2);
 	}
-	if (n >= 96)
-		a->clockid = (int32_t)util_le32(p + 92);
+	if (n >= PD_ATTR_OFF_CLOCKID + 4)
+		a->clockid = (int32_t)util_le32(p + PD_ATTR_OFF_CLOCKID);
 	return 0;
 }
 
@@ -713,10 +706,10 @@ static int frame_record(struct perfdata *pd, struct perfdata_record *rec,
 	rec->file_offset = off;
 	rec->raw = p;
 	if (type == PD_RECORD_AUXTRACE) {
-		if (size < 48) {
+		if (size < PD_AUXTRACE_RECORD_SIZE) {
 			util_errf(msg, msglen,
-				  "corrupt AUXTRACE record at offset %llu: size %u is less than 48",
-				  (unsigned long long)off, size);
+				  "corrupt AUXTRACE record at offset %llu: size %u is less than %d",
+				  (unsigned long long)off, size, PD_AUXTRACE_RECORD_SIZE);
 			return RD_CORRUPT;
 		}
 		rec->aux_size = payload;
@@ -1071,7 +1064,7 @@ static int read_file_header(struct perfdata *pd, char *err, size_t errlen)
 	h = pd_get(pd, 0, PD_PIPE_HEADER_SIZE);
 	if (!h)
 		goto io;
-	hsize = util_le64(h + 8);
+	hsize = util_le64(h + PD_HEADER_OFF_SIZE);
 	if (hsize != PD_FILE_HEADER_SIZE && hsize != PD_FILE_HEADER_V1_SIZE) {
 		util_errf(err, errlen,
 			  "%s: unsupported perf.data header size %llu (expected 16 for pipe mode or 104)",
@@ -1088,17 +1081,18 @@ static int read_file_header(struct perfdata *pd, char *err, size_t errlen)
 	h = pd_get(pd, 0, hsize);
 	if (!h)
 		goto io;
-	attr_size = util_le64(h + 16);
-	attrs_off = util_le64(h + 24);
-	attrs_size = util_le64(h + 32);
-	data_off = util_le64(h + 40);
-	data_size = util_le64(h + 48);
+	attr_size = util_le64(h + PD_HEADER_OFF_ATTR_SIZE);
+	attrs_off = util_le64(h + PD_HEADER_OFF_ATTRS);
+	attrs_size = util_le64(h + PD_HEADER_OFF_ATTRS + 8);
+	data_off = util_le64(h + PD_HEADER_OFF_DATA);
+	data_size = util_le64(h + PD_HEADER_OFF_DATA + 8);
 	if (hsize == PD_FILE_HEADER_SIZE)
-		for (i = 0; i < 4; i++)
-			in->features[i] = util_le64(h + 72 + 8 * i);
+		for (i = 0; i < PD_FEAT_MAX / 64; i++)
+			in->features[i] = util_le64(h + PD_HEADER_OFF_FEATURES + 8 * i);
 	in->features[0] &= ~1ull;   /* HEADER_RESERVED */
 
-	if (attr_size < PD_ATTR_SIZE_VER0 + 16 || attr_size > PD_MAX_ATTR_SIZE) {
+	if (attr_size < PD_ATTR_SIZE_VER0 + PD_FILE_SECTION_SIZE ||
+	    attr_size > PD_MAX_ATTR_SIZE) {
 		util_errf(err, errlen,
 			  "%s: corrupt header: attr_size %llu (a perf_event_attr plus ids section is 80..%u bytes)",
 			  pd->path, (unsigned long long)attr_size, PD_MAX_ATTR_SIZE);
@@ -1125,14 +1119,14 @@ static int read_file_header(struct perfdata *pd, char *err, size_t errlen)
 		p = pd_get(pd, eoff, attr_size);
 		if (!p)
 			goto io;
-		if (parse_attr(p, attr_size - 16, &a) < 0) {
+		if (parse_attr(p, attr_size - PD_FILE_SECTION_SIZE, &a) < 0) {
 			util_errf(err, errlen, "%s: corrupt attr %llu at offset %llu: attr.size %u",
-				  pd->path, (unsigned long long)i,
-				  (unsigned long long)eoff, util_le32(p + 4));
+				  pd->path, (unsigned long long)i, (unsigned long long)eoff,
+				  util_le32(p + PD_ATTR_OFF_SIZE));
 			return PTD_ERR_CORRUPT;
 		}
-		ids_off = util_le64(p + attr_size - 16);
-		ids_size = util_le64(p + attr_size - 8);
+		ids_off = util_le64(p + attr_size - PD_FILE_SECTION_SIZE);
+		ids_size = util_le64(p + attr_size - PD_FILE_SECTION_SIZE + 8);
 		if (!in_file(pd, ids_off, ids_size)) {
 			util_errf(err, errlen,
 				  "%s: corrupt attr %llu: ids section at offset %llu size %llu runs past the end of the file",

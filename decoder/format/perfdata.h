@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * perfdata - reads perf.data files (file mode and pipe mode).
+ * perfdata - reads perf.data files (file mode and pipe mode); format stage
+ * (decoder/format/).  The values it reads are perf_abi.h's.
  *
  * The layout follows Linux tools/perf (util/header.c, util/session.c):
  * a PERFILE2 header, an attr section with ids, a data section of records,
@@ -18,126 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Record types (kernel and perf user records). */
-enum {
-	PD_RECORD_MMAP = 1,
-	PD_RECORD_LOST = 2,
-	PD_RECORD_COMM = 3,
-	PD_RECORD_EXIT = 4,
-	PD_RECORD_THROTTLE = 5,
-	PD_RECORD_UNTHROTTLE = 6,
-	PD_RECORD_FORK = 7,
-	PD_RECORD_READ = 8,
-	PD_RECORD_SAMPLE = 9,
-	PD_RECORD_MMAP2 = 10,
-	PD_RECORD_AUX = 11,
-	PD_RECORD_ITRACE_START = 12,
-	PD_RECORD_LOST_SAMPLES = 13,
-	PD_RECORD_SWITCH = 14,
-	PD_RECORD_SWITCH_CPU_WIDE = 15,
-	PD_RECORD_NAMESPACES = 16,
-	PD_RECORD_KSYMBOL = 17,
-	PD_RECORD_BPF_EVENT = 18,
-	PD_RECORD_CGROUP = 19,
-	PD_RECORD_TEXT_POKE = 20,
-	PD_RECORD_AUX_OUTPUT_HW_ID = 21,
-
-	PD_RECORD_HEADER_ATTR = 64,
-	PD_RECORD_HEADER_EVENT_TYPE = 65,
-	PD_RECORD_HEADER_TRACING_DATA = 66,
-	PD_RECORD_HEADER_BUILD_ID = 67,
-	PD_RECORD_FINISHED_ROUND = 68,
-	PD_RECORD_ID_INDEX = 69,
-	PD_RECORD_AUXTRACE_INFO = 70,
-	PD_RECORD_AUXTRACE = 71,
-	PD_RECORD_AUXTRACE_ERROR = 72,
-	PD_RECORD_THREAD_MAP = 73,
-	PD_RECORD_CPU_MAP = 74,
-	PD_RECORD_STAT_CONFIG = 75,
-	PD_RECORD_STAT = 76,
-	PD_RECORD_STAT_ROUND = 77,
-	PD_RECORD_EVENT_UPDATE = 78,
-	PD_RECORD_TIME_CONV = 79,
-	PD_RECORD_HEADER_FEATURE = 80,
-	PD_RECORD_COMPRESSED = 81,
-	PD_RECORD_FINISHED_INIT = 82,
-};
-
-/* misc bits */
-#define PD_MISC_CPUMODE_MASK 7
-#define PD_MISC_KERNEL 1
-#define PD_MISC_USER 2
-#define PD_MISC_MMAP_BUILD_ID (1 << 14)
-#define PD_MISC_SWITCH_OUT (1 << 13)
-#define PD_MISC_SWITCH_OUT_PREEMPT (1 << 14)
-
-/* AUX record flags */
-#define PD_AUX_FLAG_TRUNCATED 0x01
-#define PD_AUX_FLAG_OVERWRITE 0x02
-#define PD_AUX_FLAG_PARTIAL 0x04
-#define PD_AUX_FLAG_COLLISION 0x08
-
-/* sample_type bits that matter for parsing */
-#define PD_SAMPLE_IP (1ull << 0)
-#define PD_SAMPLE_TID (1ull << 1)
-#define PD_SAMPLE_TIME (1ull << 2)
-#define PD_SAMPLE_ADDR (1ull << 3)
-#define PD_SAMPLE_READ (1ull << 4)
-#define PD_SAMPLE_CALLCHAIN (1ull << 5)
-#define PD_SAMPLE_ID (1ull << 6)
-#define PD_SAMPLE_CPU (1ull << 7)
-#define PD_SAMPLE_PERIOD (1ull << 8)
-#define PD_SAMPLE_STREAM_ID (1ull << 9)
-#define PD_SAMPLE_RAW (1ull << 10)
-#define PD_SAMPLE_BRANCH_STACK (1ull << 11)
-#define PD_SAMPLE_REGS_USER (1ull << 12)
-#define PD_SAMPLE_STACK_USER (1ull << 13)
-#define PD_SAMPLE_WEIGHT (1ull << 14)
-#define PD_SAMPLE_DATA_SRC (1ull << 15)
-#define PD_SAMPLE_IDENTIFIER (1ull << 16)
-#define PD_SAMPLE_TRANSACTION (1ull << 17)
-#define PD_SAMPLE_REGS_INTR (1ull << 18)
-#define PD_SAMPLE_PHYS_ADDR (1ull << 19)
-#define PD_SAMPLE_AUX (1ull << 20)
-#define PD_SAMPLE_CGROUP (1ull << 21)
-#define PD_SAMPLE_DATA_PAGE_SIZE (1ull << 22)
-#define PD_SAMPLE_CODE_PAGE_SIZE (1ull << 23)
-#define PD_SAMPLE_WEIGHT_STRUCT (1ull << 24)
-
-/* Feature bits (HEADER_*) */
-enum {
-	PD_FEAT_TRACING_DATA = 1,
-	PD_FEAT_BUILD_ID = 2,
-	PD_FEAT_HOSTNAME = 3,
-	PD_FEAT_OSRELEASE = 4,
-	PD_FEAT_VERSION = 5,
-	PD_FEAT_ARCH = 6,
-	PD_FEAT_NRCPUS = 7,
-	PD_FEAT_CPUDESC = 8,
-	PD_FEAT_CPUID = 9,
-	PD_FEAT_TOTAL_MEM = 10,
-	PD_FEAT_CMDLINE = 11,
-	PD_FEAT_EVENT_DESC = 12,
-	PD_FEAT_CPU_TOPOLOGY = 13,
-	PD_FEAT_NUMA_TOPOLOGY = 14,
-	PD_FEAT_BRANCH_STACK = 15,
-	PD_FEAT_PMU_MAPPINGS = 16,
-	PD_FEAT_GROUP_DESC = 17,
-	PD_FEAT_AUXTRACE = 18,
-	PD_FEAT_STAT = 19,
-	PD_FEAT_CACHE = 20,
-	PD_FEAT_SAMPLE_TIME = 21,
-	PD_FEAT_MEM_TOPOLOGY = 22,
-	PD_FEAT_CLOCKID = 23,
-	PD_FEAT_DIR_FORMAT = 24,
-	PD_FEAT_BPF_PROG_INFO = 25,
-	PD_FEAT_BPF_BTF = 26,
-	PD_FEAT_COMPRESSED = 27,
-	PD_FEAT_CPU_PMU_CAPS = 28,
-	PD_FEAT_CLOCK_DATA = 29,
-	PD_FEAT_HYBRID_TOPOLOGY = 30,
-	PD_FEAT_PMU_CAPS = 31,
-};
+#include "perf_abi.h"
 
 /* The parts of perf_event_attr the decoder needs, plus the attr's ids. */
 struct perfdata_attr {
@@ -146,7 +28,7 @@ struct perfdata_attr {
 	uint64_t config;
 	uint64_t sample_type;
 	uint64_t read_format;
-	uint64_t flags;          /* the bitfield word (disabled, inherit, ...) */
+	uint64_t flags;          /* PD_ATTR_FLAG_* */
 	int sample_id_all;
 	int use_clockid;
 	int32_t clockid;
@@ -183,7 +65,7 @@ struct perfdata_info {
 	uint64_t data_offset, data_size;
 	struct perfdata_attr *attrs;
 	size_t nattrs;
-	uint64_t features[4];    /* feature bitmap (256 bits) */
+	uint64_t features[PD_FEAT_MAX / 64];  /* bitmap of PD_FEAT_* */
 
 	struct perfdata_build_id *build_ids;
 	size_t nbuild_ids;
@@ -317,7 +199,7 @@ int perfdata_parse_switch(const struct perfdata_record *rec,
 			  struct perfdata_switch *s);
 
 struct perfdata_aux {
-	uint64_t aux_offset, aux_size, flags;
+	uint64_t aux_offset, aux_size, flags;  /* PD_AUX_FLAG_* */
 };
 int perfdata_parse_aux(const struct perfdata_record *rec,
 		       struct perfdata_aux *a);
@@ -337,15 +219,15 @@ int perfdata_parse_lost(const struct perfdata_record *rec,
 struct perfdata_ksymbol {
 	uint64_t addr;
 	uint32_t len;
-	uint16_t ksym_type;     /* 1 = BPF, 2 = OOL */
-	uint16_t flags;         /* 1 = unregister */
+	uint16_t ksym_type;     /* PD_RECORD_KSYMBOL_TYPE_* */
+	uint16_t flags;         /* PD_RECORD_KSYMBOL_FLAGS_* */
 	const char *name;
 };
 int perfdata_parse_ksymbol(const struct perfdata_record *rec,
 			   struct perfdata_ksymbol *k);
 
 struct perfdata_bpf_event {
-	uint16_t type;          /* 1 = PROG_LOAD, 2 = PROG_UNLOAD */
+	uint16_t type;          /* PD_BPF_EVENT_* */
 	uint16_t flags;
 	uint32_t id;
 	uint8_t tag[8];
@@ -369,7 +251,7 @@ int perfdata_parse_aux_hw_id(const struct perfdata_record *rec,
 
 /* AUXTRACE_INFO: type and the private u64 array that follows. */
 struct perfdata_auxtrace_info {
-	uint32_t type;          /* 1 = intel_pt, 2 = intel_bts, 3 = cs_etm, ... */
+	uint32_t type;          /* PD_AUXTRACE_* */
 	const uint64_t *priv;   /* little-endian u64s (unaligned access safe
 				 * on x86; use util_le64 elsewhere) */
 	size_t npriv;

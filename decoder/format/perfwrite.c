@@ -12,18 +12,7 @@
 #include "ptdecode.h"
 #include "util.h"
 
-#define PW_HEADER_SIZE 104
-#define PW_ATTR_MAX 128
-#define PW_NAME_ALIGN 64
-
-enum {
-	PW_REC_MMAP2 = 10, PW_REC_COMM = 3, PW_REC_EXIT = 4, PW_REC_FORK = 7,
-	PW_REC_LOST = 2, PW_REC_AUX = 11, PW_REC_ITRACE_START = 12,
-	PW_REC_SWITCH = 14, PW_REC_SWITCH_CPU_WIDE = 15, PW_REC_KSYMBOL = 17,
-	PW_REC_BPF_EVENT = 18, PW_REC_TEXT_POKE = 20,
-	PW_REC_FINISHED_ROUND = 68, PW_REC_AUXTRACE_INFO = 70,
-	PW_REC_AUXTRACE = 71, PW_REC_TIME_CONV = 79,
-};
+#define PW_ATTR_MAX 128     /* perf 6.1 rejects larger attrs */
 
 struct pw_buf {
 	uint8_t *p;
@@ -50,8 +39,8 @@ struct perfwrite {
 	int started;             /* data section begun */
 	int flushed;             /* provisional header written */
 	uint64_t data_offset, pos;
-	struct pw_buf feat[PW_FEAT_MAX];
-	int has_feat[PW_FEAT_MAX];
+	struct pw_buf feat[PD_FEAT_MAX];
+	int has_feat[PD_FEAT_MAX];
 	uint64_t *aux_index;     /* pairs: file offset, record header size */
 	size_t naux, aux_cap;
 	struct pw_buf rec;       /* scratch for building records */
@@ -92,7 +81,7 @@ static int buf_pad8(struct pw_buf *b)
 static int buf_perf_string(struct pw_buf *b, const char *s)
 {
 	size_t len = strlen(s) + 1;
-	size_t olen = (len + PW_NAME_ALIGN - 1) / PW_NAME_ALIGN * PW_NAME_ALIGN;
+	size_t olen = (len + PD_NAME_ALIGN - 1) / PD_NAME_ALIGN * PD_NAME_ALIGN;
 	int r = buf_u32(b, (uint32_t)olen);
 	if (!r) r = buf_put(b, s, len);
 	if (!r) r = buf_put(b, NULL, olen - len);
@@ -142,15 +131,15 @@ int perfwrite_add_attr(struct perfwrite *w, const void *attr,
 		       const uint64_t *ids, size_t nids, const char *name)
 {
 	const uint8_t *a = attr;
-	uint32_t size = util_le32(a + 4);
-	uint64_t st = util_le64(a + 24);
+	uint32_t size = util_le32(a + PD_ATTR_OFF_SIZE);
+	uint64_t st = util_le64(a + PD_ATTR_OFF_SAMPLE_TYPE);
 	struct pw_attr *pa;
 
 	if (w->err)
 		return w->err;
 	if (w->started)
 		return pw_fail(w, PTD_ERR_INVAL, "attr added after the first record");
-	if (size < 64 || size > PW_ATTR_MAX || (size & 7))
+	if (size < PD_ATTR_SIZE_VER0 || size > PW_ATTR_MAX || (size & 7))
 		return pw_fail(w, PTD_ERR_INVAL,
 			       "attr size must be 64..128 and a multiple of 8 (perf 6.1 rejects larger)");
 	if (w->nattrs && (size != w->attrs[0].size || st != w->sample_type))
@@ -179,7 +168,7 @@ int perfwrite_add_attr(struct perfwrite *w, const void *attr,
 /* Header placeholder, attrs, ids; the data section follows. */
 static int pw_start(struct perfwrite *w)
 {
-	uint8_t hdr[PW_HEADER_SIZE] = { 0 };
+	uint8_t hdr[PD_FILE_HEADER_SIZE] = { 0 };
 	uint64_t ids_off;
 	size_t i;
 
@@ -189,7 +178,8 @@ static int pw_start(struct perfwrite *w)
 	if (!w->nattrs)
 		return pw_fail(w, PTD_ERR_INVAL, "no attr added before the first record");
 	pw_write(w, hdr, sizeof(hdr));
-	ids_off = PW_HEADER_SIZE + w->nattrs * (w->attrs[0].size + 16);
+	ids_off = PD_FILE_HEADER_SIZE +
+		  w->nattrs * (w->attrs[0].size + PD_FILE_SECTION_SIZE);
 	for (i = 0; i < w->nattrs; i++) {
 		uint64_t sec[2] = { ids_off, w->attrs[i].nids * 8 };
 		pw_write(w, w->attrs[i].bytes, w->attrs[i].size);
@@ -232,12 +222,12 @@ static int pw_trailer(struct perfwrite *w, const struct perfwrite_sid *s)
 	uint64_t st = w->sample_type;
 	int r = 0;
 
-	if (st & PW_SAMPLE_TID) { r |= buf_u32(b, s->pid); r |= buf_u32(b, s->tid); }
-	if (st & PW_SAMPLE_TIME) r |= buf_u64(b, s->time);
-	if (st & PW_SAMPLE_ID) r |= buf_u64(b, s->id);
-	if (st & PW_SAMPLE_STREAM_ID) r |= buf_u64(b, s->stream_id);
-	if (st & PW_SAMPLE_CPU) { r |= buf_u32(b, s->cpu); r |= buf_u32(b, 0); }
-	if (st & PW_SAMPLE_IDENTIFIER) r |= buf_u64(b, s->id);
+	if (st & PD_SAMPLE_TID) { r |= buf_u32(b, s->pid); r |= buf_u32(b, s->tid); }
+	if (st & PD_SAMPLE_TIME) r |= buf_u64(b, s->time);
+	if (st & PD_SAMPLE_ID) r |= buf_u64(b, s->id);
+	if (st & PD_SAMPLE_STREAM_ID) r |= buf_u64(b, s->stream_id);
+	if (st & PD_SAMPLE_CPU) { r |= buf_u32(b, s->cpu); r |= buf_u32(b, 0); }
+	if (st & PD_SAMPLE_IDENTIFIER) r |= buf_u64(b, s->id);
 	return r;
 }
 
@@ -277,7 +267,7 @@ int perfwrite_mmap2(struct perfwrite *w, const struct perfwrite_sid *sid,
 
 	if (build_id && build_id_len > 20)
 		return pw_fail(w, PTD_ERR_INVAL, "build id longer than 20 bytes");
-	pw_begin(w, PW_REC_MMAP2, cpumode | (build_id ? PW_MISC_MMAP_BUILD_ID : 0));
+	pw_begin(w, PD_RECORD_MMAP2, cpumode | (build_id ? PD_MISC_MMAP_BUILD_ID : 0));
 	buf_u32(b, pid); buf_u32(b, tid);
 	buf_u64(b, addr); buf_u64(b, len); buf_u64(b, pgoff);
 	if (build_id) {
@@ -296,7 +286,7 @@ int perfwrite_mmap2(struct perfwrite *w, const struct perfwrite_sid *sid,
 int perfwrite_comm(struct perfwrite *w, const struct perfwrite_sid *sid,
 		   uint32_t pid, uint32_t tid, const char *comm, int exec)
 {
-	pw_begin(w, PW_REC_COMM, PW_MISC_USER | (exec ? PW_MISC_COMM_EXEC : 0));
+	pw_begin(w, PD_RECORD_COMM, PD_MISC_USER | (exec ? PD_MISC_COMM_EXEC : 0));
 	buf_u32(&w->rec, pid); buf_u32(&w->rec, tid);
 	pw_name(w, comm);
 	return pw_end(w, sid);
@@ -306,7 +296,7 @@ int perfwrite_task(struct perfwrite *w, const struct perfwrite_sid *sid,
 		   int is_exit, uint32_t pid, uint32_t ppid, uint32_t tid,
 		   uint32_t ptid, uint64_t time)
 {
-	pw_begin(w, is_exit ? PW_REC_EXIT : PW_REC_FORK, 0);
+	pw_begin(w, is_exit ? PD_RECORD_EXIT : PD_RECORD_FORK, 0);
 	buf_u32(&w->rec, pid); buf_u32(&w->rec, ppid);
 	buf_u32(&w->rec, tid); buf_u32(&w->rec, ptid);
 	buf_u64(&w->rec, time);
@@ -316,7 +306,7 @@ int perfwrite_task(struct perfwrite *w, const struct perfwrite_sid *sid,
 int perfwrite_itrace_start(struct perfwrite *w, const struct perfwrite_sid *sid,
 			   uint32_t pid, uint32_t tid)
 {
-	pw_begin(w, PW_REC_ITRACE_START, 0);
+	pw_begin(w, PD_RECORD_ITRACE_START, 0);
 	buf_u32(&w->rec, pid); buf_u32(&w->rec, tid);
 	return pw_end(w, sid);
 }
@@ -324,7 +314,7 @@ int perfwrite_itrace_start(struct perfwrite *w, const struct perfwrite_sid *sid,
 int perfwrite_aux(struct perfwrite *w, const struct perfwrite_sid *sid,
 		  uint64_t aux_offset, uint64_t aux_size, uint64_t flags)
 {
-	pw_begin(w, PW_REC_AUX, 0);
+	pw_begin(w, PD_RECORD_AUX, 0);
 	buf_u64(&w->rec, aux_offset); buf_u64(&w->rec, aux_size);
 	buf_u64(&w->rec, flags);
 	return pw_end(w, sid);
@@ -333,9 +323,9 @@ int perfwrite_aux(struct perfwrite *w, const struct perfwrite_sid *sid,
 int perfwrite_switch(struct perfwrite *w, const struct perfwrite_sid *sid,
 		     int out, int preempt)
 {
-	pw_begin(w, PW_REC_SWITCH,
-		 (out ? PW_MISC_SWITCH_OUT : 0) |
-		 (out && preempt ? PW_MISC_SWITCH_OUT_PREEMPT : 0));
+	pw_begin(w, PD_RECORD_SWITCH,
+		 (out ? PD_MISC_SWITCH_OUT : 0) |
+		 (out && preempt ? PD_MISC_SWITCH_OUT_PREEMPT : 0));
 	return pw_end(w, sid);
 }
 
@@ -344,9 +334,9 @@ int perfwrite_switch_cpu_wide(struct perfwrite *w,
 			      int preempt, uint32_t next_prev_pid,
 			      uint32_t next_prev_tid)
 {
-	pw_begin(w, PW_REC_SWITCH_CPU_WIDE,
-		 (out ? PW_MISC_SWITCH_OUT : 0) |
-		 (out && preempt ? PW_MISC_SWITCH_OUT_PREEMPT : 0));
+	pw_begin(w, PD_RECORD_SWITCH_CPU_WIDE,
+		 (out ? PD_MISC_SWITCH_OUT : 0) |
+		 (out && preempt ? PD_MISC_SWITCH_OUT_PREEMPT : 0));
 	buf_u32(&w->rec, next_prev_pid); buf_u32(&w->rec, next_prev_tid);
 	return pw_end(w, sid);
 }
@@ -355,7 +345,7 @@ int perfwrite_ksymbol(struct perfwrite *w, const struct perfwrite_sid *sid,
 		      uint64_t addr, uint32_t len, uint16_t ksym_type,
 		      uint16_t flags, const char *name)
 {
-	pw_begin(w, PW_REC_KSYMBOL, PW_MISC_KERNEL);
+	pw_begin(w, PD_RECORD_KSYMBOL, PD_MISC_KERNEL);
 	buf_u64(&w->rec, addr); buf_u32(&w->rec, len);
 	buf_u16(&w->rec, ksym_type); buf_u16(&w->rec, flags);
 	pw_name(w, name);
@@ -366,7 +356,7 @@ int perfwrite_bpf_event(struct perfwrite *w, const struct perfwrite_sid *sid,
 			uint16_t type, uint16_t flags, uint32_t id,
 			const uint8_t tag[8])
 {
-	pw_begin(w, PW_REC_BPF_EVENT, PW_MISC_KERNEL);
+	pw_begin(w, PD_RECORD_BPF_EVENT, PD_MISC_KERNEL);
 	buf_u16(&w->rec, type); buf_u16(&w->rec, flags); buf_u32(&w->rec, id);
 	buf_put(&w->rec, tag, 8);
 	return pw_end(w, sid);
@@ -376,7 +366,7 @@ int perfwrite_text_poke(struct perfwrite *w, const struct perfwrite_sid *sid,
 			uint64_t addr, const void *old_bytes, uint16_t old_len,
 			const void *new_bytes, uint16_t new_len)
 {
-	pw_begin(w, PW_REC_TEXT_POKE, PW_MISC_KERNEL);
+	pw_begin(w, PD_RECORD_TEXT_POKE, PD_MISC_KERNEL);
 	buf_u64(&w->rec, addr); buf_u16(&w->rec, old_len); buf_u16(&w->rec, new_len);
 	buf_put(&w->rec, old_bytes, old_len);
 	buf_put(&w->rec, new_bytes, new_len);
@@ -387,7 +377,7 @@ int perfwrite_text_poke(struct perfwrite *w, const struct perfwrite_sid *sid,
 int perfwrite_lost(struct perfwrite *w, const struct perfwrite_sid *sid,
 		   uint64_t id, uint64_t lost)
 {
-	pw_begin(w, PW_REC_LOST, 0);
+	pw_begin(w, PD_RECORD_LOST, 0);
 	buf_u64(&w->rec, id); buf_u64(&w->rec, lost);
 	return pw_end(w, sid);
 }
@@ -396,7 +386,7 @@ int perfwrite_auxtrace_info(struct perfwrite *w, uint32_t type,
 			    const uint64_t *priv, size_t npriv,
 			    const void *tail, size_t tail_len)
 {
-	pw_begin(w, PW_REC_AUXTRACE_INFO, 0);
+	pw_begin(w, PD_RECORD_AUXTRACE_INFO, 0);
 	buf_u32(&w->rec, type); buf_u32(&w->rec, 0);
 	buf_put(&w->rec, priv, npriv * 8);
 	if (tail_len)
@@ -412,7 +402,7 @@ int perfwrite_auxtrace(struct perfwrite *w, const void *data, size_t size,
 	size_t pad = (8 - (size & 7)) & 7;
 	int64_t at;
 
-	pw_begin(w, PW_REC_AUXTRACE, 0);
+	pw_begin(w, PD_RECORD_AUXTRACE, 0);
 	buf_u64(&w->rec, size + pad); buf_u64(&w->rec, offset);
 	buf_u64(&w->rec, reference);
 	buf_u32(&w->rec, idx); buf_u32(&w->rec, tid);
@@ -428,7 +418,7 @@ int perfwrite_auxtrace(struct perfwrite *w, const void *data, size_t size,
 		      sizeof(uint64_t)) < 0)
 		return pw_fail(w, PTD_ERR_NOMEM, "out of memory");
 	w->aux_index[2 * w->naux] = (uint64_t)at;
-	w->aux_index[2 * w->naux + 1] = 48;  /* header size, as perf records it */
+	w->aux_index[2 * w->naux + 1] = PD_AUXTRACE_RECORD_SIZE;  /* as perf does */
 	w->naux++;
 	return 0;
 }
@@ -440,7 +430,7 @@ int perfwrite_time_conv(struct perfwrite *w, uint64_t time_shift,
 {
 	uint8_t caps[8] = { (uint8_t)!!cap_user_time_zero,
 			    (uint8_t)!!cap_user_time_short };
-	pw_begin(w, PW_REC_TIME_CONV, 0);
+	pw_begin(w, PD_RECORD_TIME_CONV, 0);
 	buf_u64(&w->rec, time_shift); buf_u64(&w->rec, time_mult);
 	buf_u64(&w->rec, time_zero); buf_u64(&w->rec, time_cycles);
 	buf_u64(&w->rec, time_mask);
@@ -450,27 +440,29 @@ int perfwrite_time_conv(struct perfwrite *w, uint64_t time_shift,
 
 int perfwrite_finished_round(struct perfwrite *w)
 {
-	pw_begin(w, PW_REC_FINISHED_ROUND, 0);
+	pw_begin(w, PD_RECORD_FINISHED_ROUND, 0);
 	return pw_end(w, NULL);
 }
 
-/* The header fields that do not depend on the end of the data. */
-static void pw_header(const struct perfwrite *w, uint8_t hdr[PW_HEADER_SIZE])
-{
-	uint64_t v;
+static void put_u64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
 
-	memset(hdr, 0, PW_HEADER_SIZE);
-	memcpy(hdr, "PERFILE2", 8);
-	v = PW_HEADER_SIZE; memcpy(hdr + 8, &v, 8);
-	v = w->nattrs ? w->attrs[0].size + 16 : 0; memcpy(hdr + 16, &v, 8);
-	v = PW_HEADER_SIZE; memcpy(hdr + 24, &v, 8);
-	v = w->nattrs ? w->nattrs * (w->attrs[0].size + 16) : 0; memcpy(hdr + 32, &v, 8);
-	memcpy(hdr + 40, &w->data_offset, 8);
+/* The header fields that do not depend on the end of the data. */
+static void pw_header(const struct perfwrite *w, uint8_t hdr[PD_FILE_HEADER_SIZE])
+{
+	uint64_t entry = w->nattrs ? w->attrs[0].size + PD_FILE_SECTION_SIZE : 0;
+
+	memset(hdr, 0, PD_FILE_HEADER_SIZE);
+	put_u64(hdr + PD_HEADER_OFF_MAGIC, PD_MAGIC2);
+	put_u64(hdr + PD_HEADER_OFF_SIZE, PD_FILE_HEADER_SIZE);
+	put_u64(hdr + PD_HEADER_OFF_ATTR_SIZE, entry);
+	put_u64(hdr + PD_HEADER_OFF_ATTRS, PD_FILE_HEADER_SIZE);
+	put_u64(hdr + PD_HEADER_OFF_ATTRS + 8, w->nattrs * entry);
+	put_u64(hdr + PD_HEADER_OFF_DATA, w->data_offset);
 }
 
 int perfwrite_flush(struct perfwrite *w)
 {
-	uint8_t hdr[PW_HEADER_SIZE];
+	uint8_t hdr[PD_FILE_HEADER_SIZE];
 
 	if (pw_start(w))
 		return w->err;
@@ -489,7 +481,7 @@ int perfwrite_flush(struct perfwrite *w)
 
 static struct pw_buf *pw_feat(struct perfwrite *w, int feat, int reset)
 {
-	if (feat <= 0 || feat >= PW_FEAT_MAX)
+	if (feat <= 0 || feat >= PD_FEAT_MAX)
 		return NULL;
 	if (reset)
 		w->feat[feat].len = 0;
@@ -507,7 +499,7 @@ int perfwrite_feat_string(struct perfwrite *w, int feat, const char *s)
 
 int perfwrite_feat_nrcpus(struct perfwrite *w, uint32_t avail, uint32_t online)
 {
-	struct pw_buf *b = pw_feat(w, PW_FEAT_NRCPUS, 1);
+	struct pw_buf *b = pw_feat(w, PD_FEAT_NRCPUS, 1);
 	if (buf_u32(b, avail) || buf_u32(b, online))
 		return pw_fail(w, PTD_ERR_NOMEM, "out of memory");
 	return 0;
@@ -524,7 +516,7 @@ int perfwrite_feat_u64(struct perfwrite *w, int feat, uint64_t v)
 int perfwrite_feat_cmdline(struct perfwrite *w, int argc,
 			   const char *const *argv)
 {
-	struct pw_buf *b = pw_feat(w, PW_FEAT_CMDLINE, 1);
+	struct pw_buf *b = pw_feat(w, PD_FEAT_CMDLINE, 1);
 	int i, r = buf_u32(b, (uint32_t)argc);
 	for (i = 0; i < argc && !r; i++)
 		r = buf_perf_string(b, argv[i]);
@@ -535,9 +527,9 @@ int perfwrite_feat_build_id(struct perfwrite *w, int32_t pid, uint16_t cpumode,
 			    const uint8_t *build_id, size_t len,
 			    const char *filename)
 {
-	struct pw_buf *b = pw_feat(w, PW_FEAT_BUILD_ID, 0);
+	struct pw_buf *b = pw_feat(w, PD_FEAT_BUILD_ID, 0);
 	size_t nlen = strlen(filename) + 1;
-	size_t olen = (nlen + PW_NAME_ALIGN - 1) / PW_NAME_ALIGN * PW_NAME_ALIGN;
+	size_t olen = (nlen + PD_NAME_ALIGN - 1) / PD_NAME_ALIGN * PD_NAME_ALIGN;
 	uint8_t bid[24] = { 0 };
 	int r;
 
@@ -547,7 +539,7 @@ int perfwrite_feat_build_id(struct perfwrite *w, int32_t pid, uint16_t cpumode,
 	bid[20] = (uint8_t)len;
 	/* header (misc: cpumode | PERF_RECORD_MISC_BUILD_ID_SIZE), pid, id */
 	r = buf_u32(b, 0);
-	r |= buf_u16(b, cpumode | (1u << 15));
+	r |= buf_u16(b, cpumode | PD_MISC_BUILD_ID_SIZE);
 	r |= buf_u16(b, (uint16_t)(8 + 4 + 24 + olen));
 	r |= buf_u32(b, (uint32_t)pid);
 	r |= buf_put(b, bid, sizeof(bid));
@@ -562,7 +554,7 @@ static void pw_auto_features(struct perfwrite *w)
 	size_t i;
 
 	if (w->nattrs) {
-		b = pw_feat(w, PW_FEAT_EVENT_DESC, 1);
+		b = pw_feat(w, PD_FEAT_EVENT_DESC, 1);
 		buf_u32(b, (uint32_t)w->nattrs);
 		buf_u32(b, w->attrs[0].size);
 		for (i = 0; i < w->nattrs; i++) {
@@ -573,7 +565,7 @@ static void pw_auto_features(struct perfwrite *w)
 		}
 	}
 	if (w->naux) {
-		b = pw_feat(w, PW_FEAT_AUXTRACE, 1);
+		b = pw_feat(w, PD_FEAT_AUXTRACE, 1);
 		buf_u64(b, w->naux);
 		buf_put(b, w->aux_index, w->naux * 16);
 	}
@@ -581,9 +573,9 @@ static void pw_auto_features(struct perfwrite *w)
 
 int perfwrite_close(struct perfwrite *w, char *err, size_t errlen)
 {
-	uint8_t hdr[PW_HEADER_SIZE] = { 0 };
+	uint8_t hdr[PD_FILE_HEADER_SIZE] = { 0 };
 	uint64_t data_size, feat_off;
-	uint64_t bits[4] = { 0 };
+	uint64_t bits[PD_FEAT_MAX / 64] = { 0 };
 	size_t nfeat = 0, i;
 	int r;
 
@@ -592,14 +584,14 @@ int perfwrite_close(struct perfwrite *w, char *err, size_t errlen)
 	pw_start(w);
 	data_size = w->pos - w->data_offset;
 	pw_auto_features(w);
-	for (i = 0; i < PW_FEAT_MAX; i++)
+	for (i = 0; i < PD_FEAT_MAX; i++)
 		if (w->has_feat[i]) {
 			bits[i / 64] |= 1ull << (i % 64);
 			nfeat++;
 		}
 	/* Feature table right after the data, then the feature bodies. */
-	feat_off = w->pos + nfeat * 16;
-	for (i = 0; i < PW_FEAT_MAX; i++) {
+	feat_off = w->pos + nfeat * PD_FILE_SECTION_SIZE;
+	for (i = 0; i < PD_FEAT_MAX; i++) {
 		uint64_t sec[2];
 		if (!w->has_feat[i])
 			continue;
@@ -608,14 +600,14 @@ int perfwrite_close(struct perfwrite *w, char *err, size_t errlen)
 		feat_off += sec[1];
 		pw_write(w, sec, sizeof(sec));
 	}
-	for (i = 0; i < PW_FEAT_MAX; i++)
+	for (i = 0; i < PD_FEAT_MAX; i++)
 		if (w->has_feat[i])
 			pw_write(w, w->feat[i].p, w->feat[i].len);
 
 	pw_header(w, hdr);
-	memcpy(hdr + 48, &data_size, 8);
-	/* event_types section (hdr + 56) stays empty */
-	memcpy(hdr + 72, bits, sizeof(bits));
+	put_u64(hdr + PD_HEADER_OFF_DATA + 8, data_size);
+	/* the event_types section stays empty */
+	memcpy(hdr + PD_HEADER_OFF_FEATURES, bits, sizeof(bits));
 	if (!w->err && fflush(w->f) != 0)
 		pw_fail(w, PTD_ERR_IO, "write failed");
 	if (!w->err && pwrite(w->fd, hdr, sizeof(hdr), 0) != (ssize_t)sizeof(hdr))
@@ -628,7 +620,7 @@ int perfwrite_close(struct perfwrite *w, char *err, size_t errlen)
 	for (i = 0; i < w->nattrs; i++)
 		free(w->attrs[i].ids);
 	free(w->attrs);
-	for (i = 0; i < PW_FEAT_MAX; i++)
+	for (i = 0; i < PD_FEAT_MAX; i++)
 		free(w->feat[i].p);
 	free(w->aux_index);
 	free(w->rec.p);

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * perfwrite - writes perf.data files (file mode, PERFILE2).
+ * perfwrite - writes perf.data files (file mode, PERFILE2); format stage
+ * (decoder/format/), linked by capture/ only (not in libptdecode).  The
+ * values it writes are perf_abi.h's.
  *
  * Layout written: header | attrs (perf_file_attr each) | ids | data records |
  * feature section table | feature data.  The feature table follows the data
@@ -20,41 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* perf_event_attr.sample_type bits that shape the sample_id_all trailer. */
-#define PW_SAMPLE_IP         (1ull << 0)
-#define PW_SAMPLE_TID        (1ull << 1)
-#define PW_SAMPLE_TIME       (1ull << 2)
-#define PW_SAMPLE_ID         (1ull << 6)
-#define PW_SAMPLE_CPU        (1ull << 7)
-#define PW_SAMPLE_PERIOD     (1ull << 8)
-#define PW_SAMPLE_STREAM_ID  (1ull << 9)
-#define PW_SAMPLE_IDENTIFIER (1ull << 16)
-
-/* Feature bits (tools/perf/util/header.h). */
-enum {
-	PW_FEAT_BUILD_ID = 2,
-	PW_FEAT_HOSTNAME = 3,
-	PW_FEAT_OSRELEASE = 4,
-	PW_FEAT_VERSION = 5,
-	PW_FEAT_ARCH = 6,
-	PW_FEAT_NRCPUS = 7,
-	PW_FEAT_CPUDESC = 8,
-	PW_FEAT_CPUID = 9,
-	PW_FEAT_TOTAL_MEM = 10,
-	PW_FEAT_CMDLINE = 11,
-	PW_FEAT_EVENT_DESC = 12,
-	PW_FEAT_AUXTRACE = 18,
-	PW_FEAT_CLOCKID = 23,
-	PW_FEAT_MAX = 256,
-};
-
-/* Record misc bits used by the helpers. */
-#define PW_MISC_KERNEL 1
-#define PW_MISC_USER 2
-#define PW_MISC_COMM_EXEC (1 << 13)
-#define PW_MISC_SWITCH_OUT (1 << 13)
-#define PW_MISC_SWITCH_OUT_PREEMPT (1 << 14)
-#define PW_MISC_MMAP_BUILD_ID (1 << 14)
+#include "perf_abi.h"
 
 /* The sample_id_all trailer values; which ones are written depends on the
  * sample_type of the attrs. */
@@ -118,8 +86,9 @@ int perfwrite_text_poke(struct perfwrite *w, const struct perfwrite_sid *sid,
 			const void *new_bytes, uint16_t new_len);
 int perfwrite_lost(struct perfwrite *w, const struct perfwrite_sid *sid,
 		   uint64_t id, uint64_t lost);
-/* AUXTRACE_INFO: type 1 = intel_pt, 3 = cs_etm ...; priv as u64 words,
- * tail bytes (e.g. intel_pt's filter string) appended and padded to 8. */
+/* AUXTRACE_INFO: type PD_AUXTRACE_*; priv as u64 words (intel_pt's from
+ * intel_pt_info_pack), tail bytes (e.g. intel_pt's filter string)
+ * appended and padded to 8. */
 int perfwrite_auxtrace_info(struct perfwrite *w, uint32_t type,
 			    const uint64_t *priv, size_t npriv,
 			    const void *tail, size_t tail_len);
@@ -142,7 +111,7 @@ int perfwrite_flush(struct perfwrite *w);
 
 /* Features.  String features: HOSTNAME, OSRELEASE, VERSION, ARCH, CPUDESC
  * (one string), CPUID (e.g. "GenuineIntel,6,158,10"). */
-int perfwrite_feat_string(struct perfwrite *w, int feat, const char *s);
+int perfwrite_feat_string(struct perfwrite *w, int feat, const char *s);  /* PD_FEAT_* */
 int perfwrite_feat_nrcpus(struct perfwrite *w, uint32_t avail,
 			  uint32_t online);
 int perfwrite_feat_u64(struct perfwrite *w, int feat, uint64_t v); /* TOTAL_MEM, CLOCKID */

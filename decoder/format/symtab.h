@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * symtab - function symbols of one image (an ELF file, the kernel's
- * kallsyms, or code learnt from sideband), for "symbol+0xoff" views.
+ * kallsyms, or code learnt from sideband), for "symbol+0xoff" views, and
+ * ELF build ids; format stage (decoder/format/).
  *
  * Addresses are the image's own addresses: for an ELF file, its virtual
  * addresses as linked (runtime address - load bias; symtab_load_bias
@@ -91,8 +92,10 @@ int symtab_load_bias(const struct symtab *st, uint64_t start, uint64_t pgoff,
 		     uint64_t *bias);
 
 /* Build id (NT_GNU_BUILD_ID note) of an ELF file (path) or ELF image in
- * memory (path NULL, bytes/len).  Copies up to outcap bytes to out and sets
- * *outlen to the id's length.  Returns 0, PTD_ERR_NO_IMAGE when the file
+ * memory (path NULL, bytes/len: e.g. a copy of the vDSO), from its note
+ * sections, else its PT_NOTE program headers (images without section
+ * headers).  Copies up to outcap bytes to out and sets *outlen to the id's
+ * length (which may exceed outcap).  Returns 0, PTD_ERR_NO_IMAGE when the file
  * has no build id, or another negative enum ptd_error with err set. */
 int symtab_build_id(const char *path, const uint8_t *bytes, size_t len,
 		    uint8_t *out, size_t outcap, size_t *outlen,

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * textstore - the dynamic text store of a capture directory (NAME.ptd/text/).
+ * textstore - the dynamic text store of a capture directory (NAME.ptd/text/);
+ * format stage (decoder/format/).
  *
  * One row per captured code range: what it is, where it was, when it was
  * valid, how it was obtained, and the content hash naming the blob file that

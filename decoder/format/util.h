@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* util - small helpers shared by the library's stages (no state). */
+/* util - small helpers shared by the library's stages and capture/ (no
+ * state); format stage (decoder/format/). */
 #ifndef PTD_UTIL_H
 #define PTD_UTIL_H
 

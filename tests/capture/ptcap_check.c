@@ -230,7 +230,8 @@ int main(int argc, char **argv)
 			bad_ksym++;
 			continue;
 		}
-		if (k.flags & 1 || !(m = find_img(k.addr, rec.sid.time)))
+		if (k.flags & PD_RECORD_KSYMBOL_FLAGS_UNREGISTER ||
+		    !(m = find_img(k.addr, rec.sid.time)))
 			continue;
 		if (k.len != m->len || strncmp(k.name, "bpf_prog_", 9)) {
 			bad_ksym++;

@@ -359,8 +359,8 @@ int main(int argc, char **argv)
 		uint8_t attr[128] = { 0 };
 		uint32_t v32;
 		uint64_t v64, flags, *ids = calloc(nsrc, sizeof(*ids));
-		uint64_t st = PW_SAMPLE_IDENTIFIER | PW_SAMPLE_TID |
-			      PW_SAMPLE_TIME | PW_SAMPLE_CPU;
+		uint64_t st = PD_SAMPLE_IDENTIFIER | PD_SAMPLE_TID |
+			      PD_SAMPLE_TIME | PD_SAMPLE_CPU;
 
 		if (!ids)
 			die("out of memory");
@@ -369,20 +369,20 @@ int main(int argc, char **argv)
 		v64 = 1ull << 14; memcpy(attr + 8, &v64, 8);   /* ETM_OPT_CTXTID */
 		v64 = 1; memcpy(attr + 16, &v64, 8);           /* sample_period */
 		memcpy(attr + 24, &st, 8);
-		/* disabled(0) enable_on_exec(12) sample_id_all(18) */
-		flags = 1ull << 0 | 1ull << 12 | 1ull << 18;
+		flags = PD_ATTR_FLAG_DISABLED | PD_ATTR_FLAG_ENABLE_ON_EXEC |
+			PD_ATTR_FLAG_SAMPLE_ID_ALL;
 		memcpy(attr + 40, &flags, 8);
 		for (size_t i = 0; i < nsrc; i++)
 			ids[i] = CS_ETM_ID + i;
 		check(perfwrite_add_attr(w, attr, ids, nsrc, "cs_etm//"), "attr");
 		memset(attr, 0, sizeof(attr));
-		v32 = 1; memcpy(attr, &v32, 4);                /* PERF_TYPE_SOFTWARE */
+		v32 = PD_TYPE_SOFTWARE; memcpy(attr, &v32, 4);
 		v32 = 128; memcpy(attr + 4, &v32, 4);
-		v64 = 9; memcpy(attr + 8, &v64, 8);            /* PERF_COUNT_SW_DUMMY */
+		v64 = PD_COUNT_SW_DUMMY; memcpy(attr + 8, &v64, 8);
 		v64 = 1; memcpy(attr + 16, &v64, 8);
 		memcpy(attr + 24, &st, 8);
-		/* + mmap(8) comm(9) task(13) mmap2(23) comm_exec(24) */
-		flags |= 1ull << 8 | 1ull << 9 | 1ull << 13 | 1ull << 23 | 1ull << 24;
+		flags |= PD_ATTR_FLAG_MMAP | PD_ATTR_FLAG_COMM | PD_ATTR_FLAG_TASK |
+			 PD_ATTR_FLAG_MMAP2 | PD_ATTR_FLAG_COMM_EXEC;
 		memcpy(attr + 40, &flags, 8);
 		for (size_t i = 0; i < nsrc; i++)
 			ids[i] = DUMMY_ID + i;
@@ -390,14 +390,14 @@ int main(int argc, char **argv)
 		free(ids);
 	}
 	{
-		uint64_t *priv = calloc(3 + nsrc * 11, sizeof(*priv));
-		size_t n = 3;
+		uint64_t *priv = calloc(CS_HEADER_SIZE + nsrc * 11, sizeof(*priv));
+		size_t n = CS_HEADER_SIZE;
 
 		if (!priv)
 			die("out of memory");
-		priv[0] = (uint64_t)version;
-		priv[1] = (uint64_t)CS_ETM_PMU_TYPE << 32 | nsrc;
-		priv[2] = 0;                                   /* snapshot mode */
+		priv[CS_HEADER_VERSION] = (uint64_t)version;
+		priv[CS_PMU_TYPE_CPUS] = (uint64_t)CS_ETM_PMU_TYPE << 32 | nsrc;
+		priv[CS_ETM_SNAPSHOT] = 0;
 		for (size_t i = 0; i < nsrc; i++) {
 			const struct src *x = &src[i];
 
@@ -408,7 +408,7 @@ int main(int argc, char **argv)
 			priv[n++] = x->nregs;
 			for (size_t k = 0; k < x->nregs; k++)
 				priv[n++] = k == 1 && version >= 2 ?
-					    1ull << 31 : x->regs[k];
+					    CS_TRACEIDR_NO_ID : x->regs[k];
 		}
 		/* our own parser must read back what we mean */
 		{
@@ -425,7 +425,8 @@ int main(int argc, char **argv)
 					die("AUXTRACE_INFO block %zu reads back wrong", i);
 			cs_etm_info_free(&info);
 		}
-		check(perfwrite_auxtrace_info(w, 3, priv, n, NULL, 0), "AUXTRACE_INFO");
+		check(perfwrite_auxtrace_info(w, PD_AUXTRACE_CS_ETM, priv, n, NULL, 0),
+		      "AUXTRACE_INFO");
 		free(priv);
 	}
 	{
@@ -452,7 +453,7 @@ int main(int argc, char **argv)
 			sid.tid = img[i].kernel ? 0 : PROC_PID;
 			sid.time = ++t;
 			check(perfwrite_mmap2(w, &sid, img[i].kernel ?
-					      PW_MISC_KERNEL : PW_MISC_USER,
+					      PD_MISC_KERNEL : PD_MISC_USER,
 					      pid, sid.tid, d->address, d->length,
 					      d->offset, NULL, 0, 0, 0, 0, 0,
 					      PROT_READ | PROT_EXEC, MAP_PRIVATE,
@@ -539,10 +540,10 @@ int main(int argc, char **argv)
 			arch64 |= src[i].proto == CS_PROTO_ETMV4 ||
 				  src[i].proto == CS_PROTO_ETE;
 		}
-		check(perfwrite_feat_string(w, PW_FEAT_HOSTNAME, "snap2perf"), "feature");
-		check(perfwrite_feat_string(w, PW_FEAT_OSRELEASE, "6.1.0"), "feature");
-		check(perfwrite_feat_string(w, PW_FEAT_VERSION, "6.1"), "feature");
-		check(perfwrite_feat_string(w, PW_FEAT_ARCH, arch64 ? "aarch64" :
+		check(perfwrite_feat_string(w, PD_FEAT_HOSTNAME, "snap2perf"), "feature");
+		check(perfwrite_feat_string(w, PD_FEAT_OSRELEASE, "6.1.0"), "feature");
+		check(perfwrite_feat_string(w, PD_FEAT_VERSION, "6.1"), "feature");
+		check(perfwrite_feat_string(w, PD_FEAT_ARCH, arch64 ? "aarch64" :
 					    "armv7l"), "feature");
 		check(perfwrite_feat_nrcpus(w, (uint32_t)maxcpu + 1,
 					    (uint32_t)maxcpu + 1), "feature");

@@ -28,7 +28,7 @@ int main(int argc, char **argv)
 	const char *dir = argc > 1 ? argv[1] : ".";
 	char path[4096], err[256];
 	uint8_t attr[136];
-	uint64_t id = 7, st = PW_SAMPLE_TID | PW_SAMPLE_TIME | PW_SAMPLE_IDENTIFIER;
+	uint64_t id = 7, st = PD_SAMPLE_TID | PD_SAMPLE_TIME | PD_SAMPLE_IDENTIFIER;
 	struct perfwrite *w;
 	struct perfwrite_sid sid = { 11, 12, 1000, 7, 0, 0 };
 	struct util_map m;
@@ -47,7 +47,7 @@ int main(int argc, char **argv)
 	CHECK(perfwrite_open(&w, path, err, sizeof(err)) == 0);
 	make_attr(attr, 128, st);
 	CHECK(perfwrite_add_attr(w, attr, &id, 1, "dummy:u") == 0);
-	make_attr(attr, 128, st | PW_SAMPLE_CPU);
+	make_attr(attr, 128, st | PD_SAMPLE_CPU);
 	CHECK(perfwrite_add_attr(w, attr, &id, 1, "x") == PTD_ERR_INVAL);
 	perfwrite_close(w, err, sizeof(err));
 
@@ -63,7 +63,7 @@ int main(int argc, char **argv)
 	CHECK(perfwrite_add_attr(w, attr, &id, 1, "dummy:u") == 0);
 	CHECK(perfwrite_comm(w, &sid, 11, 12, "abc", 1) == 0);
 	CHECK(perfwrite_auxtrace(w, pay, sizeof(pay), 0, 1, 0, 12, 0) == 0);
-	CHECK(perfwrite_feat_string(w, PW_FEAT_ARCH, "x86_64") == 0);
+	CHECK(perfwrite_feat_string(w, PD_FEAT_ARCH, "x86_64") == 0);
 	CHECK(perfwrite_close(w, err, sizeof(err)) == 0);
 	CHECK(stat(path, &sb) == 0 && (sb.st_mode & 0777) == 0600);
 	CHECK(util_map_file(path, &m, err, sizeof(err)) == 0);
