@@ -95,7 +95,6 @@ struct ptd_session {
 	struct srcline *src;         /* DWARF lines of ELF files */
 	char **jitdumps;             /* jit-PID.dump files named by MMAPs */
 	size_t njitdumps, jcap;
-	int fast;                    /* the backend is fastpt */
 	int32_t last_tid, last_pid;  /* tid -> pid cache for ptd_next */
 	struct ptd_event *blk_insn;  /* ptd_next_blocks over event backends */
 	struct ptd_block *blk;
@@ -885,7 +884,6 @@ static int new_ipt_backend(struct ptd_session *s, const struct intelpt_params *p
 	}
 	if (s->opts.decoder == PTD_DECODER_LIBIPT)
 		return intelpt_new(p, q, n, s->st, sb, &s->be, err, errlen);
-	s->fast = 1;
 	return fastpt_new(p, q, n, s->st, sb, s->opts.threads,
 			  s->opts.block_cache_max,
 			  ((s->opts.flags & PTD_OPEN_COUNT_ONLY) ? FASTPT_COUNT_ONLY : 0) |
@@ -1459,12 +1457,12 @@ int ptd_get_stats(const struct ptd_session *s, struct ptd_stats *st)
 		return PTD_ERR_INVAL;
 	n = st->sz < sizeof(s->stats) ? st->sz : sizeof(s->stats);
 	tmp = s->stats;
-	if (s->be && s->fast) {
-		struct fastpt_stats fs;
+	if (s->be && s->be->get_stats) {
+		struct backend_stats bs;
 
-		fastpt_get_stats(s->be, &fs);
-		tmp.segments = fs.segments;
-		tmp.segments_libipt = fs.fallback_segments;
+		s->be->get_stats(s->be, &bs);
+		tmp.segments = bs.segments;
+		tmp.segments_libipt = bs.segments_fallback;
 	}
 	memcpy(st, &tmp, n);
 	st->sz = n;
