@@ -755,67 +755,6 @@ static inline int run_boundary(struct walk *k, struct fblock **nb)
 /* ------------------------------------------------------------------ */
 /* The walk                                                            */
 
-/* After a block ending in a direct jump or call.  Returns 0 (*nb the next
- * block, or NULL after tracing went off and on), WALK_DONE or WALK_FAIL. */
-static inline int step_direct(struct walk *k, struct fblock *b, struct fblock **nb)
-{
-	int rc;
-
-	if (b->kind == FB_CALL) {
-		rs_push(k, b->next_ip);
-		k->rec = 0;
-	}
-	k->at.ip = b->target;
-	rc = direct_disable(k, b->target);
-	if (rc < 0 || rc == WALK_DONE)
-		return rc;
-	if (!rc)
-		*nb = follow(k, &b->succ[1]);
-	return 0;
-}
-
-/* After a block ending in a return: a compressed one (a taken TNT bit)
- * returns to the return stack's top, an uncompressed one to its TIP. */
-static inline int step_return(struct walk *k, struct fblock *b, struct fblock **nb)
-{
-	int rc;
-
-	k->rec = 0;
-	if (!k->ntnt) {
-		rc = peek_packet(k);
-		if (rc <= 0)
-			return WALK_FAIL;
-	}
-	if (k->ntnt || k->peek.type == ppt_tnt_8 || k->peek.type == ppt_tnt_64) {
-		rc = tnt_bit(k);
-		if (rc != 1 || rs_pop(k, &k->at.ip))
-			return WALK_FAIL;
-	} else if ((rc = tip_target(k, &k->at.ip))) {
-		return rc;
-	}
-	/* succ[0]: the last target, like a branch predictor */
-	if (k->enabled)
-		*nb = follow_indirect(k, &b->succ[0]);
-	return 0;
-}
-
-/* After a block ending in an indirect jump or call. */
-static inline int step_indirect(struct walk *k, struct fblock *b, struct fblock **nb)
-{
-	int rc;
-
-	if (b->kind == FB_IND_CALL) {
-		rs_push(k, b->next_ip);
-		k->rec = 0;
-	}
-	if ((rc = tip_target(k, &k->at.ip)))
-		return rc;
-	k->rec_tip = 1;
-	if (k->enabled)
-		*nb = follow_indirect(k, &b->succ[0]);
-	return 0;
-}
-
 /* After a far branch (syscall, interrupt return, ...): its TIP, or a
  * TIP.PGD when it left the traced range. */
 static int step_far(struct walk *k)
@@ -893,34 +832,66 @@ static int walk_segment(struct walk *k)
 		case FB_FALL:
 			k->at.ip = b->target;
 			nb = follow(k, &b->succ[1]);
-			continue;
+			break;
+		case FB_JUMP:
+		case FB_CALL_NEXT:
+		case FB_CALL:
+			if (b->kind == FB_CALL) {
+				rs_push(k, b->next_ip);
+				k->rec = 0;
+			}
+			k->at.ip = b->target;
+			rc = direct_disable(k, b->target);
+			if (rc < 0 || rc == WALK_DONE)
+				return rc;
+			if (!rc)
+				nb = follow(k, &b->succ[1]);
+			break;
 		case FB_COND:
 			rc = tnt_bit(k);
 			if (rc < 0)
 				return WALK_FAIL;
 			k->at.ip = rc ? b->target : b->next_ip;
 			nb = follow(k, &b->succ[rc]);
-			continue;
-		case FB_JUMP:
-		case FB_CALL_NEXT:
-		case FB_CALL:
-			rc = step_direct(k, b, &nb);
 			break;
 		case FB_RET:
-			rc = step_return(k, b, &nb);
+			k->rec = 0;
+			if (!k->ntnt) {
+				rc = peek_packet(k);
+				if (rc <= 0)
+					return WALK_FAIL;
+			}
+			if (k->ntnt || k->peek.type == ppt_tnt_8 ||
+			    k->peek.type == ppt_tnt_64) {
+				rc = tnt_bit(k);
+				if (rc != 1 || rs_pop(k, &k->at.ip))
+					return WALK_FAIL;
+			} else if ((rc = tip_target(k, &k->at.ip))) {
+				return rc;
+			}
+			/* succ[0]: the last target, like a branch predictor */
+			if (k->enabled)
+				nb = follow_indirect(k, &b->succ[0]);
 			break;
 		case FB_IND_CALL:
+			rs_push(k, b->next_ip);
+			k->rec = 0;
+			/* fall through */
 		case FB_IND_JUMP:
-			rc = step_indirect(k, b, &nb);
+			if ((rc = tip_target(k, &k->at.ip)))
+				return rc;
+			k->rec_tip = 1;
+			if (k->enabled)
+				nb = follow_indirect(k, &b->succ[0]);
 			break;
 		case FB_FAR:
 			rc = step_far(k);
+			if (rc)
+				return rc;
 			break;
 		default:
 			return WALK_FAIL;
 		}
-		if (rc)
-			return rc;
 	}
 }
 
