@@ -83,12 +83,11 @@ static int new_ipt_backend(const struct ptd_open_opts *o, struct input *in,
 			   const struct intelpt_params *p,
 			   const struct intelpt_queue *q, size_t n,
 			   const struct sideband *sb, struct backend **out,
-			   int *is_fastpt, char *err, size_t errlen)
+			   char *err, size_t errlen)
 {
 	warn_undecodable(in, p, q, n);
 	if (o->decoder == PTD_DECODER_LIBIPT)
 		return intelpt_new(p, q, n, in->st, sb, out, err, errlen);
-	*is_fastpt = 1;
 	return fastpt_new(p, q, n, in->st, sb, o->threads, o->block_cache_max,
 			  ((o->flags & PTD_OPEN_COUNT_ONLY) ? FASTPT_COUNT_ONLY : 0) |
 			  ((o->flags & PTD_OPEN_INSN_TEXT) ? FASTPT_KEEP_TEXT : 0),
@@ -98,7 +97,7 @@ static int new_ipt_backend(const struct ptd_open_opts *o, struct input *in,
 /* A raw trace: one queue in the kernel's address space, no sideband, the
  * CPU from --cpu. */
 static int open_raw_pt(const struct ptd_open_opts *o, struct input *in,
-		       struct backend **out, int *is_fastpt, char *err,
+		       struct backend **out, char *err,
 		       size_t errlen)
 {
 	const struct input_queue *iq = &in->queues[0];
@@ -119,7 +118,7 @@ static int open_raw_pt(const struct ptd_open_opts *o, struct input *in,
 	q.file_backed = 1;
 	q.cpu = -1;
 	q.pid = q.tid = IMGSTORE_KERNEL;
-	rc = new_ipt_backend(o, in, &params, &q, 1, NULL, out, is_fastpt, msg,
+	rc = new_ipt_backend(o, in, &params, &q, 1, NULL, out, msg,
 			     sizeof(msg));
 	if (rc)
 		util_errf(err, errlen, "%s", msg);
@@ -178,7 +177,7 @@ static void ipt_queue_of(struct input *in, size_t i, struct intelpt_queue *iq)
 }
 
 static int open_perf_pt(const struct ptd_open_opts *o, struct input *in,
-			struct backend **out, int *is_fastpt, char *err,
+			struct backend **out, char *err,
 			size_t errlen)
 {
 	struct intelpt_queue *iq;
@@ -197,7 +196,7 @@ static int open_perf_pt(const struct ptd_open_opts *o, struct input *in,
 	for (size_t i = 0; i < in->nqueues; i++)
 		ipt_queue_of(in, i, &iq[i]);
 	rc = new_ipt_backend(o, in, &params, iq, in->nqueues, in->sb, out,
-			     is_fastpt, msg, sizeof(msg));
+			     msg, sizeof(msg));
 	free(iq);
 	if (rc)
 		util_errf(err, errlen, "%s", msg);
@@ -315,7 +314,7 @@ static int open_snapshot(const struct ptd_open_opts *o, struct input *in,
 
 /* A perf.data's AUX trace: its decoder by the AUXTRACE_INFO type. */
 static int open_perf_aux(const struct ptd_open_opts *o, struct input *in,
-			 struct backend **out, int *is_fastpt, char *err,
+			 struct backend **out, char *err,
 			 size_t errlen)
 {
 	if (in->aux_type == AUX_TYPE_CS_ETM)
@@ -327,20 +326,19 @@ static int open_perf_aux(const struct ptd_open_opts *o, struct input *in,
 			  in->aux_type == 2 ? "intel_bts" : "unknown PMU");
 		return PTD_ERR_UNSUPPORTED;
 	}
-	return open_perf_pt(o, in, out, is_fastpt, err, errlen);
+	return open_perf_pt(o, in, out, err, errlen);
 }
 
 int backend_choice_open(const struct ptd_open_opts *opts, struct input *in,
-			struct backend **out, int *is_fastpt, char *err,
+			struct backend **out, char *err,
 			size_t errlen)
 {
-	*is_fastpt = 0;
 	switch (in->kind) {
 	case PTD_INPUT_RAW_PT:
-		return open_raw_pt(opts, in, out, is_fastpt, err, errlen);
+		return open_raw_pt(opts, in, out, err, errlen);
 	case PTD_INPUT_CS_SNAPSHOT:
 		return open_snapshot(opts, in, out, err, errlen);
 	default:
-		return open_perf_aux(opts, in, out, is_fastpt, err, errlen);
+		return open_perf_aux(opts, in, out, err, errlen);
 	}
 }

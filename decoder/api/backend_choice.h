@@ -17,11 +17,9 @@
 
 struct input;
 
-/* Creates the backend of in (loaded) as opts ask; *is_fastpt is set to 1
- * when it is the fast decoder.  Warnings and losses go to the input's
- * sink.  Returns 0 or a negative PTD_ERR_* with a message in err. */
+/* Creates the backend of in (loaded) as opts ask.  Warnings and losses
+ * go to the input's sink.  Returns 0 or a negative PTD_ERR_* with a message in err. */
 int backend_choice_open(const struct ptd_open_opts *opts, struct input *in,
-			struct backend **out, int *is_fastpt, char *err,
-			size_t errlen);
+			struct backend **out, char *err, size_t errlen);
 
 #endif

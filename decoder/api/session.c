@@ -7,7 +7,6 @@
  */
 #include "session.h"
 #include "backend_choice.h"
-#include "fastpt.h"
 #include "input.h"
 #include "sideband.h"
 #include "symbols.h"
@@ -142,7 +141,7 @@ int ptd_open_kind(struct ptd_session **out, const char *path,
 	rc = input_load(s->in, path, kind, s->errmsg, sizeof(s->errmsg));
 	if (rc)
 		return rc;
-	return backend_choice_open(&s->opts, s->in, &s->be, &s->fast, s->errmsg,
+	return backend_choice_open(&s->opts, s->in, &s->be, s->errmsg,
 				   sizeof(s->errmsg));
 }
 
@@ -379,12 +378,12 @@ int ptd_get_stats(const struct ptd_session *s, struct ptd_stats *st)
 		return PTD_ERR_INVAL;
 	n = st->sz < sizeof(s->stats) ? st->sz : sizeof(s->stats);
 	tmp = s->stats;
-	if (s->be && s->fast) {
-		struct fastpt_stats fs;
+	if (s->be && s->be->get_stats) {
+		struct backend_stats bs;
 
-		fastpt_get_stats(s->be, &fs);
-		tmp.segments = fs.segments;
-		tmp.segments_libipt = fs.fallback_segments;
+		s->be->get_stats(s->be, &bs);
+		tmp.segments = bs.segments;
+		tmp.segments_libipt = bs.segments_fallback;
 	}
 	memcpy(st, &tmp, n);
 	st->sz = n;

@@ -23,7 +23,6 @@ struct ptd_session {
 	char **warnings;
 	size_t nwarnings, wcap;
 	struct backend *be;
-	int fast;                    /* the backend is fastpt */
 	struct ptd_stats stats;
 
 	/* iteration */

@@ -12,6 +12,17 @@
 
 #include "ptdecode.h"
 
+/* What a backend counts for ptd_get_stats; zero where it counts nothing. */
+struct backend_stats {
+	uint64_t segments;          /* parts of the trace decoded on their own */
+	uint64_t segments_fallback; /* of those, decoded by the reference
+				     * decoder instead */
+	/* a block-caching decoder's caches: blocks decoded from code, blocks
+	 * found in the cache, runs replayed from the run memo (for
+	 * benchmarks and debugging) */
+	uint64_t blocks_built, block_hits, memo_hits;
+};
+
 struct backend {
 	/* Fills *ev with the next event: 0, PTD_ERR_END, or a negative
 	 * error when nothing more can be decoded.  ev->msg may point into
@@ -33,6 +44,8 @@ struct backend {
 	 * PTD_ERR_UNSUPPORTED. */
 	int (*insn_text)(struct backend *b, const struct ptd_event *ev,
 			 char *buf, size_t len);
+	/* Optional: fills *st (NULL: the backend counts nothing). */
+	void (*get_stats)(const struct backend *b, struct backend_stats *st);
 	/* Message for the last failure, "" if none. */
 	const char *(*errmsg)(struct backend *b);
 	void (*destroy)(struct backend *b);

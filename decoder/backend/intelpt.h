@@ -96,7 +96,7 @@ int intelpt_new(const struct intelpt_params *p,
 		struct imgstore *st, const struct sideband *sb,
 		struct backend **out, char *err, size_t errlen);
 
-/* Shared with the fast decoder (fastpt.c), so both paths describe events,
+/* Shared with the fast decoder (fastpt/), so both paths describe events,
  * classes and times the same way. */
 struct pt_event;
 uint64_t intelpt_tsc_to_perf(const struct intelpt_params *p, uint64_t tsc);

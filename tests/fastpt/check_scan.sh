@@ -1,6 +1,6 @@
 #!/bin/sh
 # check_scan.sh PTDECODE BENCHGEN: a queue of more than 64 MiB of trace is
-# scanned for PSBs in parts on -j N threads (fastpt.c find_segments); the
+# scanned for PSBs in parts on -j N threads (fastpt/fastpt_scan.c); the
 # segments, counts and coverage must be those of the scan on one thread
 # (-j1), and perf's own decoder counts the same instructions.
 set -eu

@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fastpt_internal - the state the fast Intel PT decoder's modules share
+ * (backend stage, backend/fastpt/): the backend (its queues and segments,
+ * the consumer's position, the pool, the reference fallback) and the
+ * workers.  Only for fastpt_*.c: the session sees backend.h and fastpt.h.
+ *
+ * Who writes what: fastpt.c creates the backend and hands outputs out
+ * (out_*, ref_*, run*); fastpt_pool.c runs the workers and moves the
+ * consumer past segments (threads, lock, next_to_run, spare); a worker's
+ * walk (fastpt_walk.c) fills its segment's output and its own cache.
+ */
+#ifndef PTD_FASTPT_INTERNAL_H
+#define PTD_FASTPT_INTERNAL_H
+
+#include <pthread.h>
+
+#include "fastpt.h"
+#include "fastpt_blocks.h"
+#include "fastpt_build.h"
+#include "fastpt_segment.h"
+
+struct worker;
+
+#define SPARE_MAX 128
+
+struct fast_backend {
+	struct backend base;
+	struct intelpt_params p;
+	struct imgstore *st;
+	const struct sideband *sb;
+	struct fqueue *queues;
+	size_t nqueues;
+
+	/* all segments of all queues, in output order */
+	struct segment **order;
+	size_t nsegs;
+	size_t next_to_run;        /* next segment a worker takes */
+	size_t out_seg, out_pos;   /* consumer position */
+	size_t out_ev;             /* next event of out_seg */
+	uint64_t out_cum;          /* instructions of out_seg handed out */
+	int out_started;           /* out_seg has been waited for */
+	/* record arrays of consumed segments, reused (no page faults) */
+	struct ptd_block *spare[SPARE_MAX];
+	size_t spare_cap[SPARE_MAX];
+	int nspare;
+
+	unsigned nthreads;          /* pool threads; the caller decodes too */
+	pthread_t *threads;
+	struct worker *workers;
+	pthread_mutex_t lock;
+	pthread_cond_t cond_done, cond_work;
+	int stop;
+	size_t window;             /* segments in flight ahead of consumer */
+	size_t cache_max;          /* block cache bound per worker, bytes */
+	int count_only;            /* hand out counts and events, no blocks */
+	int keep_text;             /* set by the first fast_insn_text call:
+				    * blocks built after it keep their text */
+	int pool_started;          /* pool threads are started on the first
+				    * call for blocks, never for ptd_next */
+
+	char errmsg[512];
+	/* reference mode: libipt decodes the rest of one queue */
+	struct backend *ref;
+	size_t ref_queue;
+	uint64_t ref_skip;        /* instructions of it already handed out */
+	/* next(): the run being expanded into instructions */
+	const struct ptd_block *run;
+	size_t run_n, run_i;
+	uint32_t insn_i;
+	struct ptd_block_info run_info;  /* of run[run_i], once insn_i > 0 */
+};
+
+/* Per-worker state. */
+struct worker {
+	uint64_t epoch;
+	struct fast_backend *fb;
+	struct bcache cache;
+	struct fbuilder build;
+	uint64_t segments, fallbacks, built, hits, memo_hits;
+	/* blocks of a cache emptied while records of segments up to
+	 * retired_upto (output order) still pointed at them */
+	struct arena_chunk *retired;
+	size_t retired_upto;
+	/* workers sit side by side in an array: keep one's counters off the
+	 * cache line of the next one's epoch (false sharing slows -j2
+	 * badly) */
+	uint8_t pad[128];
+};
+
+#endif

@@ -1,0 +1,987 @@
+/* SPDX-License-Identifier: MIT */
+#include "fastpt_walk.h"
+#include "fastpt_internal.h"
+#include "fastpt_memo.h"
+#include "imgstore.h"
+#include "sideband.h"
+
+#include <intel-pt.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Return-compression stack with libipt's semantics: 64 entries, the
+ * oldest dropped when full. */
+#define RS_SIZE 64
+
+struct walk {
+	struct worker *w;
+	struct fast_backend *fb;
+	const struct fqueue *fq;
+	struct segment *seg;
+	struct pt_packet_decoder *pkt;
+	struct fwhere at;         /* ip, time, address space, mode, epoch */
+	uint64_t last_ip;
+	int enabled;
+	uint64_t tnt;             /* pending TNT bits, oldest at bit 63 */
+	int ntnt;
+	uint64_t rs[RS_SIZE + 1];
+	unsigned rs_top, rs_bottom;
+
+	uint64_t tsc;
+	int32_t tid;
+	uint64_t next_switch;
+	uint32_t ctx;             /* index of the current fctx */
+	int ctx_dirty;            /* time or thread changed since */
+
+	struct pt_packet peek;    /* lookahead packet */
+	int have_peek;            /* 1 packet, 0 none read, -1 end/error */
+	uint32_t free_insns;      /* instructions since trace was last needed */
+
+	/* the packet decoder's position: cached, and after memo replays
+	 * moved here first and given to libipt only when it next decodes */
+	uint64_t off;
+	int off_valid, pkt_stale;
+
+	/* the run being recorded for the memo (fastpt_memo.h) */
+	int rec;                  /* recording; cleared by anything impure */
+	int rec_tip;              /* the run ended with an indirect jump */
+	struct fblock *rec_start;
+	uint64_t rec_off, rec_last_ip, rec_epoch;
+	size_t rec_nrecs, rec_nevents;
+};
+
+#ifdef FASTPT_DEBUG
+#define WALK_FAIL (fprintf(stderr,"fail@%d\n",__LINE__),-1)
+#else
+#define WALK_FAIL (-1)
+#endif
+#define WALK_DONE 1           /* segment finished */
+#define WALK_REENABLED 2      /* tracing went off and on again */
+
+/* ------------------------------------------------------------------ */
+/* Flow state: return stack, time, thread, events                     */
+
+static void rs_push(struct walk *k, uint64_t ip)
+{
+	k->rs[k->rs_top] = ip;
+	k->rs_top = k->rs_top == RS_SIZE ? 0 : k->rs_top + 1;
+	if (k->rs_bottom == k->rs_top)
+		k->rs_bottom = k->rs_bottom == RS_SIZE ? 0 : k->rs_bottom + 1;
+}
+
+static int rs_pop(struct walk *k, uint64_t *ip)
+{
+	if (k->rs_top == k->rs_bottom)
+		return -1;
+	k->rs_top = k->rs_top ? k->rs_top - 1 : RS_SIZE;
+	*ip = k->rs[k->rs_top];
+	return 0;
+}
+
+/* The offset of the next packet in the segment. */
+static inline uint64_t pkt_offset(struct walk *k)
+{
+	if (!k->off_valid) {
+		k->off = 0;
+		pt_pkt_get_offset(k->pkt, &k->off);
+		k->off_valid = 1;
+	}
+	return k->off;
+}
+
+/* Appends an event of kind at ip with the walk's context: the event for
+ * the caller to complete, or NULL when out of memory. */
+static struct ptd_event *event(struct walk *k, int kind, uint64_t ip)
+{
+	struct ptd_event *ev = seg_push_event(k->seg);
+
+	if (!ev)
+		return NULL;
+	ev->kind = (uint16_t)kind;
+	ev->ip = ip;
+	ev->cpu = k->fq->q.cpu;
+	ev->pid = k->at.pid;
+	ev->tid = k->tid;
+	if (k->at.time != IMGSTORE_TIME_UNKNOWN) {
+		ev->time = k->at.time;
+		ev->tsc = k->tsc;
+		ev->flags |= PTD_EVF_TIME_VALID;
+	}
+	ev->offset = k->seg->start + pkt_offset(k);
+	return ev;
+}
+
+static void set_time(struct walk *k, uint64_t tsc)
+{
+	k->tsc = tsc;
+	k->at.time = intelpt_tsc_to_perf(&k->fb->p, tsc);
+	k->ctx_dirty = 1;
+	++*k->at.epoch;
+}
+
+/* Follows the sideband like the reference path: who runs now. */
+static void update_context(struct walk *k)
+{
+	int32_t pid, tid;
+
+	if (!k->fb->sb || k->fq->q.cpu < 0 || k->at.time == IMGSTORE_TIME_UNKNOWN)
+		return;
+	if (k->next_switch && k->at.time < k->next_switch)
+		return;
+	if (sideband_task_at(k->fb->sb, k->fq->q.cpu, k->at.time, &pid, &tid) == 0 &&
+	    (pid != k->at.pid || tid != k->tid)) {
+		k->at.pid = pid;
+		k->tid = tid;
+		k->ctx_dirty = 1;
+		++*k->at.epoch;
+		event(k, PTD_EV_SWITCH, 0);
+	}
+	k->next_switch = sideband_next_switch(k->fb->sb, k->fq->q.cpu, k->at.time);
+}
+
+/* ------------------------------------------------------------------ */
+/* Packets and TNT bits                                                */
+
+uint64_t decompress_ip(uint64_t *last_ip, const struct pt_packet_ip *pip, int *ok)
+{
+	uint64_t ip = pip->ip, last = *last_ip;
+
+	*ok = 1;
+	switch (pip->ipc) {
+	case pt_ipc_suppressed:
+		*ok = 0;
+		return 0;
+	case pt_ipc_update_16:
+		ip = (last & ~0xffffull) | (ip & 0xffffull);
+		break;
+	case pt_ipc_update_32:
+		ip = (last & ~0xffffffffull) | (ip & 0xffffffffull);
+		break;
+	case pt_ipc_update_48:
+		ip = (last & ~0xffffffffffffull) | (ip & 0xffffffffffffull);
+		break;
+	case pt_ipc_sext_48:
+		ip &= 0xffffffffffffull;
+		if (ip & 0x800000000000ull)
+			ip |= 0xffff000000000000ull;
+		break;
+	case pt_ipc_full:
+		break;
+	default:
+		*ok = -1;
+		return 0;
+	}
+	*last_ip = ip;
+	return ip;
+}
+
+/* Reads the next packet that matters for the flow into k->peek, handling
+ * timing and paging packets on the way.  Returns 1 with a packet, 0 at the
+ * end of the segment, WALK_FAIL on anything unusual. */
+static __attribute__((noinline)) int fetch_packet(struct walk *k)
+{
+	if (k->pkt_stale) {
+		if (pt_pkt_sync_set(k->pkt, k->off) < 0)
+			return WALK_FAIL;
+		k->pkt_stale = 0;
+	}
+	for (;;) {
+		int rc;
+
+		k->off_valid = 0;
+		/* the decoder's buffer ends where the segment does */
+		rc = pt_pkt_next(k->pkt, &k->peek, sizeof(k->peek));
+		if (rc == -pte_eos) {
+			k->have_peek = -1;
+			return 0;
+		}
+		if (rc < 0)
+			return WALK_FAIL;
+		switch (k->peek.type) {
+		case ppt_pad:
+		case ppt_tma:
+		case ppt_mtc:
+		case ppt_cyc:
+		case ppt_cbr:
+		case ppt_pip:
+		case ppt_vmcs:
+		case ppt_mnt:
+			continue;
+		case ppt_tsc:
+			set_time(k, k->peek.payload.tsc.tsc);
+			update_context(k);
+			continue;
+		case ppt_mode:
+			if (k->peek.payload.mode.leaf == pt_mol_exec) {
+				int m = pt_get_exec_mode(&k->peek.payload.mode.bits.exec);
+
+				k->at.mode = intelpt_map_mode(m);
+				++*k->at.epoch;
+				continue;
+			}
+			/* MODE.TSX: transactions need libipt's handling */
+			return WALK_FAIL;
+		case ppt_tnt_8:
+		case ppt_tnt_64:
+		case ppt_tip:
+		case ppt_tip_pge:
+		case ppt_tip_pgd:
+		case ppt_fup:
+			k->have_peek = 1;
+			return 1;
+		default:
+			/* psb inside a segment, ovf, ptw, power, stop, ... */
+			return WALK_FAIL;
+		}
+	}
+}
+
+/* The lookahead packet is usually there already: that check stays inline
+ * on the hot path, the library call does not. */
+static inline int peek_packet(struct walk *k)
+{
+	if (k->have_peek)
+		return k->have_peek > 0 ? 1 : 0;
+	return fetch_packet(k);
+}
+
+static void consume(struct walk *k)
+{
+	k->have_peek = 0;
+}
+
+/* Next TNT bit when none is pending: reads the next TNT packet. */
+static int tnt_refill(struct walk *k)
+{
+	int rc, bit;
+
+	rc = peek_packet(k);
+	if (rc <= 0 || (k->peek.type != ppt_tnt_8 && k->peek.type != ppt_tnt_64))
+		return WALK_FAIL;
+	k->ntnt = k->peek.payload.tnt.bit_size;
+	if (!k->ntnt || k->ntnt > 47)
+		return WALK_FAIL;
+	/* oldest branch in the most significant payload bit */
+	k->tnt = k->peek.payload.tnt.payload << (64 - k->ntnt);
+	consume(k);
+	bit = (int)(k->tnt >> 63);
+	k->tnt <<= 1;
+	k->ntnt--;
+	return bit;
+}
+
+/* Next TNT bit: 1 taken, 0 not taken, or WALK_FAIL. */
+static inline int tnt_bit(struct walk *k)
+{
+	int bit;
+
+	if (__builtin_expect(!k->ntnt, 0))
+		return tnt_refill(k);
+	bit = (int)(k->tnt >> 63);
+	k->tnt <<= 1;
+	k->ntnt--;
+	return bit;
+}
+
+/* ------------------------------------------------------------------ */
+/* Tracing on and off                                                  */
+
+/* Tracing is off: wait for TIP.PGE.  Returns 0 when enabled again,
+ * WALK_DONE at the end of the segment, WALK_FAIL otherwise. */
+static int wait_enable(struct walk *k)
+{
+	int ok, rc;
+
+	k->enabled = 0;
+	k->ntnt = 0;
+	rc = peek_packet(k);
+	if (rc == 0)
+		return WALK_DONE;
+	if (rc < 0 || k->peek.type != ppt_tip_pge)
+		return WALK_FAIL;
+	k->at.ip = decompress_ip(&k->last_ip, &k->peek.payload.ip, &ok);
+	consume(k);
+	if (ok != 1)
+		return WALK_FAIL;
+	k->enabled = 1;
+	/* a new trace from here: nothing compressed refers to before */
+	update_context(k);
+	event(k, PTD_EV_ENABLED, k->at.ip);
+	return 0;
+}
+
+/* Tracing stops at a branch (TIP.PGD): the branch left the traced range
+ * (IP filters, or a change to a CPL that is not traced). */
+static int branch_disable(struct walk *k)
+{
+	struct ptd_event *ev;
+	uint64_t to;
+	int ok;
+
+	to = decompress_ip(&k->last_ip, &k->peek.payload.ip, &ok);
+	consume(k);
+	if (ok < 0 || k->ntnt)
+		return WALK_FAIL;
+	ev = event(k, PTD_EV_DISABLED, ok ? to : 0);
+	if (ev && !ok)
+		ev->flags |= PTD_EVF_IP_SUPPRESSED;
+	return wait_enable(k);
+}
+
+/* Target of an indirect branch from the next TIP; a TIP.PGD instead
+ * disables tracing (then *ip is where it resumed). */
+static int tip_target(struct walk *k, uint64_t *ip)
+{
+	int ok, rc = peek_packet(k);
+
+	if (rc <= 0)
+		return WALK_FAIL;
+	if (k->peek.type == ppt_tip_pgd) {
+		if (k->peek.payload.ip.ipc == pt_ipc_suppressed)
+			return WALK_FAIL; /* libipt binds those to far branches */
+		rc = branch_disable(k);
+		*ip = k->at.ip;
+		return rc;
+	}
+	if (k->peek.type != ppt_tip)
+		return WALK_FAIL;
+	*ip = decompress_ip(&k->last_ip, &k->peek.payload.ip, &ok);
+	consume(k);
+	return ok == 1 ? 0 : WALK_FAIL;
+}
+
+/* After a direct jump or call to target: a TIP.PGD with that IP says the
+ * branch left the traced range.  Returns 0 (nothing), WALK_REENABLED
+ * (k->at.ip is where tracing resumed), WALK_DONE or WALK_FAIL. */
+static int direct_disable(struct walk *k, uint64_t target)
+{
+	struct pt_packet_ip pip;
+	uint64_t saved = k->last_ip;
+	int ok, rc;
+
+	if (k->ntnt)
+		return 0;
+	rc = peek_packet(k);
+	if (rc <= 0 || k->peek.type != ppt_tip_pgd)
+		return rc < 0 ? WALK_FAIL : 0;
+	pip = k->peek.payload.ip;
+	if (decompress_ip(&k->last_ip, &pip, &ok) != target || ok != 1) {
+		k->last_ip = saved;
+		return 0;
+	}
+	k->last_ip = saved;
+	rc = branch_disable(k);
+	return rc ? rc : WALK_REENABLED;
+}
+
+/* ------------------------------------------------------------------ */
+/* Blocks and records                                                  */
+
+static struct fblock *get_block(struct walk *k)
+{
+	struct fblock *b = bcache_find(&k->w->cache, &k->at);
+
+	if (b) {
+		k->w->hits++;
+		return b;
+	}
+	b = fbuilder_block(&k->w->build, &k->w->cache, &k->at);
+	if (b)
+		k->w->built++;
+	/* valid now, but maybe not over the whole span the walk cannot
+	 * tell apart: then the exact time decides, which is libipt's */
+	return b && fblock_valid(b, &k->at) ? b : NULL;
+}
+
+/* The block at k->at.ip through a successor slot of the previous block: a
+ * pointer chase instead of a hash lookup on the hot path. */
+static inline struct fblock *follow(struct walk *k, struct fblock **slot)
+{
+	struct fblock *nb = *slot;
+
+	if (__builtin_expect(nb && nb->ip == k->at.ip && fblock_valid(nb, &k->at), 1))
+		return nb;
+	nb = get_block(k);
+	*slot = nb;
+	return nb;
+}
+
+/* The block at k->at.ip after an indirect branch or return. */
+static inline struct fblock *follow_indirect(struct walk *k, struct fblock **slot)
+{
+	struct fblock **tc, *nb = *slot;
+
+	if (nb && nb->ip == k->at.ip && fblock_valid(nb, &k->at))
+		return nb;
+	tc = bcache_tslot(&k->w->cache, k->at.ip);
+	nb = *tc;
+	if (!nb || nb->ip != k->at.ip || !fblock_valid(nb, &k->at)) {
+		nb = get_block(k);
+		*tc = nb;
+	}
+	*slot = nb;
+	return nb;
+}
+
+static int new_ctx(struct walk *k)
+{
+	struct segment *s = k->seg;
+
+	if (util_grow((void **)&s->ctxs, &s->ccap, s->nctx + 1, sizeof(*s->ctxs)))
+		return WALK_FAIL;
+	s->ctxs[s->nctx].pid = k->at.pid;
+	s->ctxs[s->nctx].tid = k->tid;
+	s->ctxs[s->nctx].time = k->at.time == IMGSTORE_TIME_UNKNOWN ? 0 : k->at.time;
+	k->ctx = (uint32_t)s->nctx++;
+	k->ctx_dirty = 0;
+	return 0;
+}
+
+/* Appends the first n instructions of b to the output: the hot path. */
+static inline int emit(struct walk *k, const struct fblock *b, uint32_t n)
+{
+	struct segment *s = k->seg;
+	struct ptd_block *r;
+
+	if (!n)
+		return 0;
+	if (k->ctx_dirty && new_ctx(k))
+		return WALK_FAIL;
+	if (s->nrecs == s->rcap && seg_grow_recs(s))
+		return WALK_FAIL;
+	r = &s->recs[s->nrecs++];
+	r->priv = b;
+	r->ninsn = n;
+	r->ctx = k->ctx;
+	s->ninsn += n;
+	return 0;
+}
+
+/* Runs of conditional-branch blocks while TNT bits are pending, the bulk
+ * of most traces: state in locals, one compare to trust a cached
+ * successor.  Stops before the block that needs anything else (returned,
+ * not yet emitted), keeping at least one bit for the general loop. */
+static struct fblock *cond_run(struct walk *k, struct fblock *b)
+{
+	struct segment *s = k->seg;
+	struct ptd_block *out = s->recs + s->nrecs;
+	struct ptd_block *end = s->recs + s->rcap;
+	uint64_t tnt = k->tnt, ninsn = s->ninsn, epoch = *k->at.epoch;
+	uint32_t ctx = k->ctx;
+	int ntnt = k->ntnt;
+
+	if (k->ctx_dirty)
+		return b;
+	while (b->kind == FB_COND && ntnt > 1 && out < end) {
+		struct fblock *nb;
+		int bit = (int)(tnt >> 63);
+
+		nb = b->succ[bit];
+		if (!nb || nb->epoch != epoch)
+			break;  /* the general loop looks it up */
+		out->priv = b;
+		out->ninsn = b->ninsn;
+		out->ctx = ctx;
+		out++;
+		ninsn += b->ninsn;
+		tnt <<= 1;
+		ntnt--;
+		b = nb;
+	}
+	s->nrecs = (size_t)(out - s->recs);
+	s->ninsn = ninsn;
+	k->tnt = tnt;
+	k->ntnt = ntnt;
+	k->at.ip = b->ip;
+	return b;
+}
+
+/* Count-only: nobody reads the block records, so the array is reused
+ * from its start once it holds COUNT_TRIM of them (records stay in L1/L2
+ * instead of streaming through memory: on TNT-dense traces they cost -j2
+ * much of its time).  A run being recorded for the memo keeps its
+ * records, moved to the front. */
+#define COUNT_TRIM 512
+
+static void count_trim(struct walk *k)
+{
+	struct segment *s = k->seg;
+	size_t keep = 0;
+
+	if (k->rec) {
+		keep = s->nrecs - k->rec_nrecs;
+		if (keep > MEMO_RECS) {
+			k->rec = 0;  /* too long for the memo anyway */
+			keep = 0;
+		} else {
+			memmove(s->recs, s->recs + k->rec_nrecs, keep * sizeof(*s->recs));
+			k->rec_nrecs = 0;
+		}
+	}
+	s->nrecs = keep;
+}
+
+/* ------------------------------------------------------------------ */
+/* Asynchronous events and the segment's end                           */
+
+/* Walks from k->at.ip to `at` on the straight path ahead (flow that needs
+ * no packet).  Returns 0 or WALK_FAIL. */
+static int walk_to(struct walk *k, uint64_t at)
+{
+	for (int guard = 0; k->at.ip != at; guard++) {
+		struct fblock *b = get_block(k);
+		int idx;
+
+		if (!b || guard > 4096)
+			return WALK_FAIL;
+		idx = fblock_insn_index(b, at);
+		if (idx >= 0) {
+			if (emit(k, b, (uint32_t)idx))
+				return WALK_FAIL;
+			k->at.ip = at;
+			break;
+		}
+		/* only flow that needs no packet may lie before the event */
+		if (emit(k, b, b->ninsn))
+			return WALK_FAIL;
+		if (b->kind == FB_JUMP || b->kind == FB_CALL_NEXT || b->kind == FB_FALL)
+			k->at.ip = b->target;
+		else if (b->kind == FB_CALL) {
+			rs_push(k, b->next_ip);
+			k->at.ip = b->target;
+		} else
+			return WALK_FAIL;
+	}
+	return 0;
+}
+
+/* Handles a FUP: the asynchronous event happens at its IP, which lies on
+ * the straight path ahead.  Walks there, then applies what follows the
+ * FUP (TIP: async branch; TIP.PGD: tracing off). */
+static int async_event(struct walk *k)
+{
+	struct ptd_event *ev;
+	uint64_t at, to;
+	int ok, rc;
+
+	at = decompress_ip(&k->last_ip, &k->peek.payload.ip, &ok);
+	consume(k);
+	if (ok != 1 || walk_to(k, at))
+		return WALK_FAIL;
+	rc = peek_packet(k);
+	if (rc <= 0)
+		return WALK_FAIL;
+	if (k->peek.type == ppt_tip) {
+		to = decompress_ip(&k->last_ip, &k->peek.payload.ip, &ok);
+		consume(k);
+		if (ok != 1)
+			return WALK_FAIL;
+		ev = event(k, PTD_EV_ASYNC, at);
+		if (ev)
+			ev->addr = to;
+		k->at.ip = to;
+		return 0;
+	}
+	if (k->peek.type != ppt_tip_pgd)
+		return WALK_FAIL;
+	to = decompress_ip(&k->last_ip, &k->peek.payload.ip, &ok);
+	consume(k);
+	if (ok < 0)
+		return WALK_FAIL;
+	ev = event(k, PTD_EV_DISABLED, at);
+	if (ev) {
+		ev->addr = ok ? to : 0;
+		if (!ok)
+			ev->flags |= PTD_EVF_IP_SUPPRESSED;
+	}
+	return wait_enable(k);
+}
+
+/* The next segment's first IP: where this segment's flow must stop. */
+static int seg_stop_ip(const struct walk *k, uint64_t *ip)
+{
+	const struct segment *s = k->seg;
+	const struct fqueue *fq = k->fq;
+	size_t i = (size_t)(s - fq->segs);
+
+	if (i + 1 >= fq->nsegs || !fq->segs[i + 1].has_fup)
+		return 0;
+	*ip = fq->segs[i + 1].fup_ip;
+	return 1;
+}
+
+/* Out of packets: the flow runs on to the next PSB's IP.  Returns
+ * WALK_DONE, WALK_FAIL, or 0 with *bp the next block, which ends in a
+ * branch that needs no packet. */
+static int run_to_stop(struct walk *k, struct fblock **bp)
+{
+	size_t si = (size_t)(k->seg - k->fq->segs);
+	uint64_t stop_ip = 0;
+	struct fblock *b;
+	int idx;
+
+	/* end of the trace: the reference path stops once the last packet
+	 * is used */
+	if (si + 1 >= k->fq->nsegs)
+		return WALK_DONE;
+	/* tracing is off at the next PSB, yet on here with no packet saying
+	 * it stopped */
+	if (!seg_stop_ip(k, &stop_ip))
+		return WALK_FAIL;
+	if (k->at.ip == stop_ip)
+		return WALK_DONE;
+	b = get_block(k);
+	if (!b)
+		return WALK_FAIL;
+	idx = fblock_insn_index(b, stop_ip);
+	if (idx >= 0)
+		return emit(k, b, (uint32_t)idx) ? WALK_FAIL : WALK_DONE;
+	if (b->kind != FB_JUMP && b->kind != FB_CALL &&
+	    b->kind != FB_CALL_NEXT && b->kind != FB_FALL)
+		return WALK_FAIL;
+	*bp = b;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* The run memo: recording and replaying runs (fastpt_memo.h)          */
+
+static void memo_begin(struct walk *k, struct fblock *start)
+{
+	struct bcache *c = &k->w->cache;
+
+	if (!c->memo && !(c->memo = memo_table_new()))
+		return;
+	k->rec = 1;
+	k->rec_tip = 0;
+	k->rec_start = start;
+	k->rec_off = pkt_offset(k);
+	k->rec_last_ip = k->last_ip;
+	k->rec_epoch = *k->at.epoch;
+	k->rec_nrecs = k->seg->nrecs;
+	k->rec_nevents = k->seg->nevents;
+}
+
+/* The run recorded since memo_begin ends here, at block next. */
+static void memo_store(struct walk *k, struct fblock *next)
+{
+	const struct segment *s = k->seg;
+	size_t nrec = s->nrecs - k->rec_nrecs;
+	uint64_t len = pkt_offset(k) - k->rec_off;
+
+	k->rec = 0;
+	if (!k->rec_tip || *k->at.epoch != k->rec_epoch || s->nevents != k->rec_nevents ||
+	    !nrec || nrec > MEMO_RECS || len < MEMO_MIN || len > MEMO_BYTES ||
+	    k->free_insns)
+		return;
+	memo_put(k->w->cache.memo, &(struct memo_run){
+		.start = k->rec_start, .next = next,
+		.last_ip_in = k->rec_last_ip, .last_ip_out = k->last_ip,
+		.epoch = *k->at.epoch,
+		.bytes = s->data + k->rec_off, .len = len,
+		.recs = s->recs + k->rec_nrecs, .nrec = nrec,
+	});
+}
+
+/* Whether the blocks of a stored run are valid now: they were when it was
+ * stored; checked again once the epoch changed since. */
+static inline int memo_valid(struct walk *k, struct memo *e)
+{
+	if (e->epoch == *k->at.epoch)
+		return 1;
+	for (unsigned i = 0; i < e->nrec; i++)
+		if (!fblock_valid(e->rec[i].b, &k->at))
+			return 0;
+	if (!fblock_valid((struct fblock *)e->next, &k->at))
+		return 0;
+	e->epoch = *k->at.epoch;
+	return 1;
+}
+
+/* Replays a stored run that starts at *nb with the coming trace bytes.
+ * Returns 1 with the walk moved past it (*nb is its last block's
+ * successor), 0 to walk normally. */
+static int memo_replay(struct walk *k, struct fblock **nb)
+{
+	struct segment *s = k->seg;
+	struct memo *e, *m = k->w->cache.memo;
+	uint64_t off, avail;
+
+	if (!m)
+		return 0;
+	off = pkt_offset(k);
+	avail = s->end - s->start - off;
+	if (off > s->end - s->start || avail < MEMO_MIN)
+		return 0;
+	e = memo_find(m, *nb, k->last_ip, s->data + off, avail);
+	if (!e || !memo_valid(k, e) || k->free_insns + e->ninsn >= INTELPT_NELOOP_INSNS)
+		return 0;
+	memo_prefetch_next(m, e, s->data + off, avail);
+	while (s->nrecs + e->nrec > s->rcap)
+		if (seg_grow_recs(s))
+			return 0;
+	k->off = off + e->len;
+	k->pkt_stale = 1;
+	for (unsigned i = 0; i < e->nrec; i++) {
+		struct ptd_block *r = &s->recs[s->nrecs++];
+
+		r->priv = e->rec[i].b;
+		r->ninsn = e->rec[i].ninsn;
+		r->ctx = k->ctx;
+	}
+	s->ninsn += e->ninsn;
+	k->free_insns = 0;
+	k->last_ip = e->last_ip_out;
+	*nb = (struct fblock *)e->next;
+	k->at.ip = (*nb)->ip;
+	k->w->memo_hits++;
+	return 1;
+}
+
+/* Between packets with the next block *nb known, after an indirect jump
+ * or anything that stopped the recording: a run boundary.  Ends the run
+ * being recorded; returns 1 when a stored run was replayed from here,
+ * else 0 with a new recording started. */
+static inline int run_boundary(struct walk *k, struct fblock **nb)
+{
+	if (k->rec)
+		memo_store(k, *nb);
+	if (!k->ctx_dirty && memo_replay(k, nb))
+		return 1;
+	memo_begin(k, *nb);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* The walk                                                            */
+
+/* After a far branch (syscall, interrupt return, ...): its TIP, or a
+ * TIP.PGD when it left the traced range. */
+static int step_far(struct walk *k)
+{
+	int rc;
+
+	k->rec = 0;
+	rc = peek_packet(k);
+	if (rc <= 0)
+		return WALK_FAIL;
+	if (k->peek.type == ppt_tip_pgd)
+		return branch_disable(k);
+	if (k->peek.type == ppt_tip)
+		return tip_target(k, &k->at.ip);
+	return WALK_FAIL;
+}
+
+/* Walks the segment.  Returns WALK_DONE or WALK_FAIL. */
+static int walk_segment(struct walk *k)
+{
+	int rc;
+
+	if (!k->enabled) {
+		rc = wait_enable(k);
+		if (rc)
+			return rc;
+	}
+	for (struct fblock *nb = NULL;;) {
+		struct fblock *b;
+
+		if (k->seg->nrecs >= COUNT_TRIM && k->fb->count_only)
+			count_trim(k);
+		if (nb && !k->ntnt && !k->have_peek && (!k->rec || k->rec_tip) &&
+		    run_boundary(k, &nb))
+			continue;
+		if (!k->ntnt) {
+			rc = peek_packet(k);
+			if (rc < 0)
+				return WALK_FAIL;
+			if (rc == 1 && k->peek.type == ppt_fup) {
+				rc = async_event(k);
+				if (rc)
+					return rc;
+				nb = NULL;
+				continue;
+			}
+			/* an enable while enabled: state we cannot know
+			 * from this segment alone */
+			if (rc == 1 && k->peek.type == ppt_tip_pge)
+				return WALK_FAIL;
+			if (rc == 0) {
+				rc = run_to_stop(k, &nb);
+				if (rc)
+					return rc;
+			}
+		}
+		b = nb ? nb : get_block(k);
+		if (!b)
+			return WALK_FAIL;
+		nb = NULL;
+		if (b->kind == FB_COND && k->ntnt > 1)
+			b = cond_run(k, b);
+		if (emit(k, b, b->ninsn))
+			return WALK_FAIL;
+		/* a never-ending loop (libipt's path reports it) */
+		if (b->kind == FB_FALL || b->kind == FB_JUMP ||
+		    b->kind == FB_CALL || b->kind == FB_CALL_NEXT) {
+			k->free_insns += b->ninsn;
+			if (k->free_insns >= INTELPT_NELOOP_INSNS)
+				return WALK_FAIL;
+		} else {
+			k->free_insns = 0;
+		}
+		switch (b->kind) {
+		case FB_FALL:
+			k->at.ip = b->target;
+			nb = follow(k, &b->succ[1]);
+			break;
+		case FB_JUMP:
+		case FB_CALL_NEXT:
+		case FB_CALL:
+			if (b->kind == FB_CALL) {
+				rs_push(k, b->next_ip);
+				k->rec = 0;
+			}
+			k->at.ip = b->target;
+			rc = direct_disable(k, b->target);
+			if (rc < 0 || rc == WALK_DONE)
+				return rc;
+			if (!rc)
+				nb = follow(k, &b->succ[1]);
+			break;
+		case FB_COND:
+			rc = tnt_bit(k);
+			if (rc < 0)
+				return WALK_FAIL;
+			k->at.ip = rc ? b->target : b->next_ip;
+			nb = follow(k, &b->succ[rc]);
+			break;
+		case FB_RET:
+			k->rec = 0;
+			if (!k->ntnt) {
+				rc = peek_packet(k);
+				if (rc <= 0)
+					return WALK_FAIL;
+			}
+			if (k->ntnt || k->peek.type == ppt_tnt_8 ||
+			    k->peek.type == ppt_tnt_64) {
+				rc = tnt_bit(k);
+				if (rc != 1 || rs_pop(k, &k->at.ip))
+					return WALK_FAIL;
+			} else if ((rc = tip_target(k, &k->at.ip))) {
+				return rc;
+			}
+			/* succ[0]: the last target, like a branch predictor */
+			if (k->enabled)
+				nb = follow_indirect(k, &b->succ[0]);
+			break;
+		case FB_IND_CALL:
+			rs_push(k, b->next_ip);
+			k->rec = 0;
+			/* fall through */
+		case FB_IND_JUMP:
+			if ((rc = tip_target(k, &k->at.ip)))
+				return rc;
+			k->rec_tip = 1;
+			if (k->enabled)
+				nb = follow_indirect(k, &b->succ[0]);
+			break;
+		case FB_FAR:
+			rc = step_far(k);
+			if (rc)
+				return rc;
+			break;
+		default:
+			return WALK_FAIL;
+		}
+	}
+}
+
+/* Reads PSB+ at the segment start: initial IP, mode, time. */
+static int walk_start(struct walk *k)
+{
+	struct pt_packet p;
+	int ok;
+
+	if (pt_pkt_sync_set(k->pkt, 0) < 0)
+		return WALK_FAIL;
+	if (pt_pkt_next(k->pkt, &p, sizeof(p)) < 0 || p.type != ppt_psb)
+		return WALK_FAIL;
+	k->last_ip = 0;
+	for (;;) {
+		if (pt_pkt_next(k->pkt, &p, sizeof(p)) < 0)
+			return WALK_FAIL;
+		switch (p.type) {
+		case ppt_psbend:
+			return 0;
+		case ppt_fup:
+			k->at.ip = decompress_ip(&k->last_ip, &p.payload.ip, &ok);
+			if (ok != 1)
+				return WALK_FAIL;
+			k->enabled = 1;
+			break;
+		case ppt_mode:
+			if (p.payload.mode.leaf == pt_mol_exec) {
+				k->at.mode = intelpt_map_mode(
+					pt_get_exec_mode(&p.payload.mode.bits.exec));
+				++*k->at.epoch;
+			}
+			else if (p.payload.mode.bits.tsx.intx ||
+				 p.payload.mode.bits.tsx.abrt)
+				return WALK_FAIL;
+			break;
+		case ppt_tsc:
+			set_time(k, p.payload.tsc.tsc);
+			break;
+		case ppt_pad: case ppt_tma: case ppt_mtc: case ppt_cyc:
+		case ppt_cbr: case ppt_pip: case ppt_vmcs: case ppt_mnt:
+			break;
+		default:
+			return WALK_FAIL;
+		}
+	}
+}
+
+/* The walk's state at the start of segment seg. */
+static void walk_init(struct walk *k, struct worker *w, const struct fqueue *fq,
+		      struct segment *seg)
+{
+	size_t si = (size_t)(seg - fq->segs);
+
+	memset(k, 0, sizeof(*k));
+	k->w = w;
+	k->fb = w->fb;
+	k->fq = fq;
+	k->seg = seg;
+	k->at.mode = PTD_MODE_64;
+	k->at.time = IMGSTORE_TIME_UNKNOWN;
+	k->at.pid = fq->q.pid;
+	k->tid = fq->q.tid;
+	k->ctx_dirty = 1;
+	k->at.epoch = &w->epoch;
+	++w->epoch;
+	/* the end of the segment's time: the next PSB's TSC; the last
+	 * segment has no bound */
+	k->at.time_hi = si + 1 < fq->nsegs && fq->segs[si + 1].has_tsc ?
+			intelpt_tsc_to_perf(&w->fb->p, fq->segs[si + 1].tsc) :
+			IMGSTORE_FOREVER - 1;
+}
+
+int walk_decode_segment(struct worker *w, const struct fqueue *fq,
+			struct segment *seg)
+{
+	struct walk k;
+	struct pt_config cfg;
+	int rc;
+
+	walk_init(&k, w, fq, seg);
+	intelpt_config(&w->fb->p, &cfg, seg->data, seg->data + (seg->end - seg->start));
+	k.pkt = pt_pkt_alloc_decoder(&cfg);
+	if (!k.pkt)
+		return WALK_FAIL;
+	rc = walk_start(&k);
+	if (!rc) {
+		update_context(&k);
+		rc = walk_segment(&k);
+	}
+	pt_pkt_free_decoder(k.pkt);
+	return rc == WALK_DONE ? 0 : WALK_FAIL;
+}
