@@ -11,6 +11,7 @@
 #include "perfdata.h"
 #include "rawimage.h"
 #include "sideband.h"
+#include "snapshot.h"
 #include "symtab.h"
 #include "dyntext.h"
 #include "srcline.h"
@@ -957,8 +958,8 @@ static int open_cs_etm(struct ptd_session *s)
 static int open_snapshot(struct ptd_session *s, const char *dir)
 {
 	char err[512];
-	int rc = coresight_open_snapshot(dir, s->st, s->opts.threads, &s->be,
-					   err, sizeof(err));
+	int rc = snapshot_open(dir, s->st, s->opts.threads, &s->be,
+			       err, sizeof(err));
 
 	if (rc)
 		return fail(s, rc, "%s", err);
