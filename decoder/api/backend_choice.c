@@ -8,6 +8,7 @@
 #include "perf.h"
 #include "perfdata.h"
 #include "sideband.h"
+#include "snapshot.h"
 #include "util.h"
 
 #include <inttypes.h>
@@ -293,14 +294,14 @@ static int open_cs_etm(const struct ptd_open_opts *o, struct input *in,
 	return 0;
 }
 
-/* An OpenCSD snapshot directory: the CoreSight backend reads it itself
- * (its dumps go into the image store). */
+/* An OpenCSD snapshot directory: input/snapshot.c describes its queues
+ * (its dumps go into the image store) and opens the CoreSight backend. */
 static int open_snapshot(const struct ptd_open_opts *o, struct input *in,
 			 struct backend **out, char *err, size_t errlen)
 {
 	char msg[512];
-	int rc = coresight_open_snapshot(in->path, in->st, o->threads, out,
-					 msg, sizeof(msg));
+	int rc = snapshot_open(in->path, in->st, o->threads, out, msg,
+			       sizeof(msg));
 
 	if (rc) {
 		util_errf(err, errlen, "%s", msg);

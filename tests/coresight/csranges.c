@@ -22,6 +22,7 @@
 #include "coresight.h"
 #include "imgstore.h"
 #include "ptdecode.h"
+#include "snapshot.h"
 
 static struct backend *open_or_die(const char *dir, struct imgstore **st)
 {
@@ -34,7 +35,7 @@ static struct backend *open_or_die(const char *dir, struct imgstore **st)
 		fprintf(stderr, "out of memory\n");
 		exit(1);
 	}
-	rc = coresight_open_snapshot(dir, *st, 1, &b, err, sizeof(err));
+	rc = snapshot_open(dir, *st, 1, &b, err, sizeof(err));
 	if (rc == PTD_ERR_UNSUPPORTED) {
 		printf("UNSUPPORTED: %s\n", err);
 		imgstore_free(*st);

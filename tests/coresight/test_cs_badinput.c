@@ -13,6 +13,7 @@
 #include "cs_etm_info.h"
 #include "imgstore.h"
 #include "ptdecode.h"
+#include "snapshot.h"
 
 static int failures;
 static char dir[256];
@@ -93,7 +94,7 @@ static void expect(const char *what, int want_rc, const char *text)
 	struct imgstore *st = imgstore_new();
 	struct backend *b = NULL;
 	char err[512] = "";
-	int rc = coresight_open_snapshot(dir, st, 1, &b, err, sizeof(err));
+	int rc = snapshot_open(dir, st, 1, &b, err, sizeof(err));
 	int found = !text || strstr(err, text) != NULL;
 
 	if (b) {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fuzz_cssnap - the OpenCSD snapshot reader (decoder/format/cssnapshot.c) and the
- * CoreSight backend opened on it (coresight_open_snapshot), decoding a
+ * CoreSight backend opened on it by snapshot_open (decoder/input/), decoding a
  * bounded number of events.
  *
  * The input is a bundle of files: a line "@@ NAME" starts file NAME
@@ -15,6 +15,7 @@
 #include "fuzz_common.h"
 #include "imgstore.h"
 #include "ptdecode.h"
+#include "snapshot.h"
 
 #define MAX_FILES 16
 #define MAX_EVENTS 100000
@@ -121,7 +122,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	st = imgstore_new();
 	if (!st)
 		return 0;
-	if (coresight_open_snapshot(dir, st, 1, &be, err, sizeof(err)) == 0) {
+	if (snapshot_open(dir, st, 1, &be, err, sizeof(err)) == 0) {
 		struct ptd_event ev;
 
 		for (size_t n = 0; n < MAX_EVENTS; n++) {

@@ -1,32 +1,31 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * coresight - the Arm CoreSight backend (ETMv3, PTM, ETMv4, ETE) on
- * OpenCSD's C API.
+ * OpenCSD's C API, in backend/coresight/: what the rest of the decoder
+ * sees of it.  Its modules: cstree (decode trees and protocol
+ * configurations), csguard (the packet guard), csdec (one decoder stepped
+ * through a unit), cspool (units and parallel decoding), csevent (elements
+ * to events); coresight.c opens and closes the backend.
  *
- * Queues and order.  A queue is one decode tree:
- *   - snapshot: one queue per (trace buffer, PE trace source), in the order
- *     of trace.ini's buffer list and, within a buffer, by ascending trace
- *     ID.  A formatted buffer is deformatted once per queue, keeping only
- *     that ID, so each queue is one core's flow, decoded to its end before
- *     the next queue starts (deterministic; memory bounded per queue).
- *   - perf: one queue per AUX queue given by the caller (usually a CPU),
- *     with decoders for every trace ID that may occur in it; elements of
- *     different trace IDs come in buffer order.
- * ev.queue is the queue index, ev.cpu the core (-1 if unknown).
+ * The backend is opened from a description (struct coresight_desc) that
+ * input loaders build: queues, each one decode tree over a list of chunks
+ * with decoders for the trace sources (trace ID, protocol, configuration
+ * registers, CPU) that may occur in it.  Queues are decoded one after the
+ * other in the order given; elements of different trace IDs within a
+ * queue come in buffer order.  ev.queue is the queue index, ev.cpu the core (-1 if unknown).
  *
  * Parallel decoding.  The decoder starts every chunk from reset, so a
- * queue is decoded in units (a snapshot queue; one perf chunk or several
- * small consecutive ones) that decode independently.  With threads > 1
- * units ahead of the consumer are decoded on a pool of threads - 1 threads
- * (the caller decodes too), each with its own decode tree, and their
- * elements turned into events in unit order, so the events are the same
- * for any thread count.  OpenCSD's error log is a global object: it is
- * off while a pool runs, and a unit with an OpenCSD error is decoded again
- * alone to read its texts.  See docs/ARCHITECTURE.md.
+ * queue is decoded in units (one chunk or several small consecutive ones)
+ * that decode independently.  With threads > 1 units ahead of the
+ * consumer are decoded on a pool of threads - 1 threads (the caller
+ * decodes too), each with its own decode tree, and their elements turned
+ * into events in unit order, so the events are the same for any thread
+ * count.  OpenCSD's error log is a global object: it is off while a pool
+ * runs, and a unit with an OpenCSD error is decoded again alone to read
+ * its texts.  See docs/ARCHITECTURE.md.
  *
- * Code bytes are read only through imgstore_read_r(), so that
- * time-versioned images work: snapshots use pid IMGSTORE_KERNEL and no
- * time; perf queues use each chunk's pid and time.
+ * Code bytes are read only through imgstore_read_r(), at each chunk's pid
+ * and time, so that time-versioned images work.
  *
  * Events: an OpenCSD instruction range becomes one PTD_EV_INSN per
  * instruction (A64/A32: 4 bytes; T32: 4 when the first halfword is
@@ -48,19 +47,9 @@
 #include "cs_etm_info.h"
 
 struct imgstore;
+struct util_map;
 
-/* Opens the snapshot directory dir.  Dumps ([dumpN] sections) of the cores
- * traced are added to st under IMGSTORE_KERNEL for all time.  threads:
- * decoding threads, the caller's included (0: one per core; 1: all on the
- * caller's thread).  The store must not change while the backend lives.
- * Returns 0 or
- * a negative enum ptd_error (PTD_ERR_UNSUPPORTED for snapshots with only
- * STM/ITM trace, or for builds without OpenCSD) with a message in err. */
-int coresight_open_snapshot(const char *dir, struct imgstore *st,
-			    unsigned threads, struct backend **out, char *err,
-			    size_t errlen);
-
-/* One piece of a perf AUX queue's trace (an AUXTRACE record's payload).
+/* One piece of a queue's trace (for perf, an AUXTRACE record's payload).
  * The bytes stay owned by the caller and must outlive the backend.  The
  * decoder is reset between chunks (perf does not guarantee continuity). */
 struct coresight_chunk {
@@ -72,18 +61,65 @@ struct coresight_chunk {
 	int32_t pid;       /* address space for image lookups */
 };
 
+/* A queue as the backend decodes it: a decode tree over chunks. */
+struct coresight_queue {
+	const struct coresight_chunk *chunks;
+	size_t nchunks;
+	const struct cs_source *sources; /* the decoders of its tree */
+	size_t nsources;
+	int cpu;           /* the queue's CPU, -1 if unknown */
+	int formatted;     /* 1: 16-byte CoreSight frames (ETR/ETB sinks);
+			    * 0: one source's raw stream (TRBE) */
+	int frame_syncs;   /* formatted: 1: frame syncs between the frames
+			    * (DSTREAM captures); 0: frames aligned in
+			    * memory */
+};
+
+/* What the backend decodes.  Arrays are copied; chunk bytes are not. */
+struct coresight_desc {
+	const struct coresight_queue *queues;
+	size_t nqueues;
+	/* files holding the chunks' bytes: once the backend is open it owns
+	 * them and unmaps them when destroyed (on failure the caller still
+	 * does) */
+	const struct util_map *maps;
+	size_t nmaps;
+	/* the loader's warnings, kept for coresight_warning() */
+	const char *const *warnings;
+	size_t nwarnings;
+};
+
+/* A perf AUX queue, for coresight_open_perf. */
 struct coresight_queue_desc {
 	const struct coresight_chunk *chunks;
 	size_t nchunks;
 	int cpu;           /* the queue's CPU, -1 for per-thread queues */
-	int formatted;     /* 1: 16-byte CoreSight frames (ETR/ETB sinks);
-			    * 0: one source's raw stream (TRBE) */
+	int formatted;     /* as in struct coresight_queue */
 };
 
-/* Builds a backend over perf AUX queues: each queue gets decoders for the
+/* Returns 0 when this build decodes CoreSight trace, else
+ * PTD_ERR_UNSUPPORTED with the reason in err. */
+int coresight_available(char *err, size_t errlen);
+
+/* The architecture and profile (struct cs_source's arch and profile) of a
+ * core from its type name: Arm's names ("Cortex-A53") and the patterns
+ * "ARMvM[.m]-P" and "ARM-AA64[-P]".  Returns 0, or -1 for a name whose
+ * architecture is not known. */
+int coresight_core_arch(const char *type, int *arch, int *profile);
+
+/* Builds a backend over the queues of desc, every queue's configuration
+ * checked now rather than mid-stream.  Code is read from st, which must
+ * not change while the backend lives.  threads: decoding threads, the
+ * caller's included (0: one per core; 1: all on the caller's thread).
+ * Returns 0 or a negative enum ptd_error (PTD_ERR_UNSUPPORTED for builds
+ * without OpenCSD) with a message in err. */
+int coresight_open(const struct coresight_desc *desc, struct imgstore *st,
+		   unsigned threads, struct backend **out, char *err,
+		   size_t errlen);
+
+/* coresight_open over perf AUX queues: each queue gets decoders for the
  * sources in info (formatted: all with a valid trace ID; raw: the one of
- * the queue's CPU).  Arrays are copied; chunk bytes are not.  threads as
- * for coresight_open_snapshot. */
+ * the queue's CPU).  Returns as coresight_open. */
 int coresight_open_perf(const struct cs_etm_info *info,
 			const struct coresight_queue_desc *queues,
 			size_t nqueues, struct imgstore *st, unsigned threads,
@@ -106,13 +142,14 @@ struct coresight_range {
  * both.  Returns 0, PTD_ERR_END, or a negative error. */
 int coresight_next_range(struct backend *b, struct coresight_range *r);
 
-/* Number of queues, and what queue i decodes. */
+/* Number of queues, and what queue i decodes (its first source).  Returns
+ * 0 or PTD_ERR_INVAL. */
 size_t coresight_queue_count(const struct backend *b);
 int coresight_queue_info(const struct backend *b, size_t i, int *cpu,
 			 uint8_t *trace_id, int *proto);
 
-/* Warnings collected while opening (dump files missing, overlapping dumps,
- * sources skipped): count and the i-th message. */
+/* The warnings of the description: count and the i-th message (NULL past
+ * the end). */
 size_t coresight_warning_count(const struct backend *b);
 const char *coresight_warning(const struct backend *b, size_t i);
 

@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * csbackend - the state of the CoreSight backend (backend/coresight/) that
+ * its modules share: queues, units, the consumer's decoder and position,
+ * and the event being built.  coresight.c owns it (open, destroy); cspool
+ * moves the consumer through the units; csevent turns their elements into
+ * events.  Types only.
+ */
+#ifndef PTD_CSBACKEND_H
+#define PTD_CSBACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backend.h"
+#include "coresight.h"
+#include "csdec.h"
+#include "ptdecode.h"
+#include "util.h"
+
+/* A queue: one decode tree over its chunks. */
+struct csq {
+	struct cs_source *srcs;  /* decoders of this queue's tree */
+	size_t nsrcs;
+	int cpu;
+	int formatted;
+	uint32_t dfmt_flags;
+	struct coresight_chunk *chunks;
+	size_t nchunks;
+};
+
+/* A unit of decoding: chunks [c0, c1) of queue q.  The decoder starts each
+ * chunk from reset (perf's AUXTRACE records need not continue each other;
+ * other queues are one chunk), so units decode independently, on any
+ * thread, to the same elements. */
+struct cs_unit {
+	size_t q, c0, c1;
+	uint64_t bytes;
+};
+
+struct cs_pool;
+
+struct cs_backend {
+	struct backend b;
+	struct imgstore *st;
+	struct util_map *maps;   /* files holding the chunks, unmapped at the
+				  * end */
+	size_t nmaps;
+	struct csq *q;
+	size_t nq, cur;
+
+	struct cs_unit *units;
+	size_t nunits, unitcap;
+	size_t ucur;             /* the unit being consumed */
+	int ustarted;            /* units[ucur] is under way */
+	size_t dead_q;           /* 1 + a queue a fatal error ended */
+	unsigned threads;
+
+	/* the consumer's decoder, and the elements being consumed (its own
+	 * or a pool result's) */
+	struct cs_dec main;
+	int own;                 /* units[ucur] decoded by main step by step */
+	int excl;                /* ... holding the pool's exclusive mode */
+	const struct cs_elem *el;
+	const char *el_str;
+	size_t el_head, el_n;
+
+	/* the pool: units ahead of ucur decoded on other threads */
+	struct cs_pool *pool;
+
+	/* an instruction range being expanded */
+	int in_range;
+	struct cs_elem r;
+	uint64_t ip;
+	uint32_t ni;
+
+	int have_pending;
+	struct ptd_event pending;
+
+	/* PE context */
+	int have_ctx;
+	uint32_t ctxid, vmid;
+	uint64_t tsc;
+
+	char **warn;
+	size_t nwarn;
+	char msg[512];
+	char errmsg[512];
+};
+
+#endif

@@ -1,0 +1,262 @@
+/* SPDX-License-Identifier: MIT */
+#ifdef PTD_HAVE_OPENCSD
+
+#include "csevent.h"
+#include "csbackend.h"
+#include "csdec.h"
+#include "csguard.h"
+#include "cspool.h"
+#include "imgstore.h"
+#include "ptdecode.h"
+#include "util.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include <opencsd/c_api/opencsd_c_api.h>
+
+uint8_t csevent_mode(uint8_t isa)
+{
+	switch (isa) {
+	case ocsd_isa_arm: return PTD_MODE_ARM32;
+	case ocsd_isa_thumb2: return PTD_MODE_THUMB;
+	case ocsd_isa_aarch64: return PTD_MODE_A64;
+	}
+	return PTD_MODE_UNKNOWN;
+}
+
+static uint8_t last_class(const struct cs_elem *e)
+{
+	switch (e->last_type) {
+	case OCSD_INSTR_BR:
+		if (e->last_sub == OCSD_S_INSTR_BR_LINK)
+			return PTD_IC_CALL;
+		return e->cond ? PTD_IC_COND_JUMP : PTD_IC_JUMP;
+	case OCSD_INSTR_BR_INDIRECT:
+		switch (e->last_sub) {
+		case OCSD_S_INSTR_BR_LINK: return PTD_IC_IND_CALL;
+		case OCSD_S_INSTR_V8_RET:
+		case OCSD_S_INSTR_V7_IMPLIED_RET: return PTD_IC_RETURN;
+		case OCSD_S_INSTR_V8_ERET: return PTD_IC_FAR_RETURN;
+		}
+		return PTD_IC_IND_JUMP;
+	}
+	return PTD_IC_OTHER;
+}
+
+static void ev_init(struct cs_backend *cb, struct ptd_event *ev,
+		    const struct cs_elem *e, int kind)
+{
+	const struct csq *q = &cb->q[cb->cur < cb->nq ? cb->cur : cb->nq - 1];
+
+	memset(ev, 0, sizeof(*ev));
+	ev->kind = (uint16_t)kind;
+	ev->cpu = q->cpu;
+	for (size_t i = 0; i < q->nsrcs; i++)
+		if (q->srcs[i].trace_id == e->trace_id && q->srcs[i].cpu >= 0)
+			ev->cpu = q->srcs[i].cpu;
+	ev->pid = -1;
+	ev->tid = cb->have_ctx ? (int32_t)cb->ctxid : -1;
+	ev->queue = (uint32_t)(cb->cur < cb->nq ? cb->cur : cb->nq - 1);
+	ev->offset = e->index;
+	ev->tsc = cb->tsc;
+}
+
+/* The error after the last instruction of a range whose lengths do not
+ * add up to OpenCSD's range, held until that instruction is returned. */
+static void range_mismatch(struct cs_backend *cb)
+{
+	const struct cs_elem *r = &cb->r;
+
+	cb->have_pending = 1;
+	ev_init(cb, &cb->pending, r, PTD_EV_ERROR);
+	cb->pending.error = PTD_ERR_DECODE;
+	cb->pending.ip = r->st;
+	snprintf(cb->msg, sizeof(cb->msg), "range [%#llx, %#llx): OpenCSD "
+		 "counts %u instructions, their lengths give %u ending at "
+		 "%#llx", (unsigned long long)r->st, (unsigned long long)r->en,
+		 r->num_i, cb->ni, (unsigned long long)cb->ip);
+	cb->pending.msg = cb->msg;
+}
+
+/* Next instruction of the range being expanded. */
+static int next_insn(struct cs_backend *cb, struct ptd_event *ev)
+{
+	struct cs_elem *r = &cb->r;
+	uint8_t raw[4] = { 0 };
+	unsigned size = 4;
+	int n;
+
+	ev_init(cb, ev, r, PTD_EV_INSN);
+	n = imgstore_read(cb->st, r->pid, cb->ip, r->time, raw, 4, NULL);
+	if (n < 2 || (r->isa != ocsd_isa_thumb2 && n < 4)) {
+		/* OpenCSD read these bytes a moment ago, through the same
+		 * store: a short read here means the store changed. */
+		cb->in_range = 0;
+		ev->kind = PTD_EV_ERROR;
+		ev->error = PTD_ERR_NO_IMAGE;
+		ev->ip = cb->ip;
+		snprintf(cb->msg, sizeof(cb->msg), "cannot read the instruction "
+			 "at %#llx inside a decoded range: %s",
+			 (unsigned long long)cb->ip, imgstore_last_error(cb->st));
+		ev->msg = cb->msg;
+		return 0;
+	}
+	if (r->isa == ocsd_isa_thumb2)
+		size = util_le16(raw) >= 0xe800 ? 4 : 2;
+	if (size > (unsigned)n)
+		ev->flags |= PTD_EVF_TRUNCATED;
+	ev->ip = cb->ip;
+	ev->size = (uint8_t)size;
+	memcpy(ev->raw, raw, size);
+	ev->mode = csevent_mode(r->isa);
+	cb->ip += size;
+	cb->ni++;
+	if (cb->ip >= r->en) {
+		cb->in_range = 0;
+		ev->iclass = last_class(r);
+		if (cb->ip != r->en || cb->ni != r->num_i)
+			range_mismatch(cb);
+	} else {
+		ev->iclass = PTD_IC_OTHER;
+	}
+	return 0;
+}
+
+/* A PE context element: PTD_EV_SWITCH when the context ID or VMID
+ * changes.  Returns 1 if ev was filled. */
+static int context_event(struct cs_backend *cb, const struct cs_elem *e,
+			 struct ptd_event *ev)
+{
+	if (cb->have_ctx && (!e->ctx_valid || e->ctxid == cb->ctxid) &&
+	    (!e->vmid_valid || e->vmid == cb->vmid))
+		return 0;
+	if (!e->ctx_valid && !e->vmid_valid)
+		return 0;
+	if (e->ctx_valid)
+		cb->ctxid = e->ctxid;
+	if (e->vmid_valid)
+		cb->vmid = e->vmid;
+	cb->have_ctx = 1;
+	ev_init(cb, ev, e, PTD_EV_SWITCH);
+	ev->addr = cb->vmid;
+	ev->flags |= PTD_EVF_IP_SUPPRESSED;
+	return 1;
+}
+
+/* A decoder error element: the guard's, or OpenCSD's text read when the
+ * error was reported. */
+static void error_event(struct cs_backend *cb, const struct cs_elem *e,
+			struct ptd_event *ev)
+{
+	ev_init(cb, ev, e, PTD_EV_ERROR);
+	ev->error = PTD_ERR_DECODE;
+	ev->flags |= PTD_EVF_IP_SUPPRESSED;
+	if (e->guard)
+		csguard_message(cb->msg, sizeof(cb->msg), e->trace_id, e->guard);
+	else
+		snprintf(cb->msg, sizeof(cb->msg), "%s", e->msg && cb->el_str ?
+			 cb->el_str + e->msg - 1 : "OpenCSD: decode error");
+	ev->msg = cb->msg;
+}
+
+/* An element with no code address (ADDR_NACC, I_RANGE_NOPATH,
+ * ADDR_UNKNOWN) as a PTD_EV_GAP. */
+static void gap_event(struct cs_backend *cb, const struct cs_elem *e,
+		      struct ptd_event *ev)
+{
+	ev_init(cb, ev, e, PTD_EV_GAP);
+	switch (e->type) {
+	case OCSD_GEN_TRC_ELEM_ADDR_NACC:
+		ev->ip = e->st;
+		snprintf(cb->msg, sizeof(cb->msg), "no code bytes at %#llx (not "
+			 "in any memory image): decoding resumes at the next "
+			 "address in the trace", (unsigned long long)e->st);
+		ev->msg = cb->msg;
+		break;
+	case OCSD_GEN_TRC_ELEM_I_RANGE_NOPATH:
+		ev->ip = e->st;
+		ev->addr = e->en;
+		snprintf(cb->msg, sizeof(cb->msg), "%u instructions ran in "
+			 "[%#llx, %#llx) on a path the trace does not give",
+			 e->num_i, (unsigned long long)e->st,
+			 (unsigned long long)e->en);
+		ev->msg = cb->msg;
+		break;
+	default:
+		ev->flags |= PTD_EVF_IP_SUPPRESSED;
+		ev->msg = "address unknown until the next address packet";
+		break;
+	}
+}
+
+/* Turns one element into an event; returns 1 if ev was filled. */
+static int elem_event(struct cs_backend *cb, const struct cs_elem *e,
+		      struct ptd_event *ev)
+{
+	switch (e->type) {
+	case OCSD_GEN_TRC_ELEM_INSTR_RANGE:
+		if (e->en <= e->st)
+			return 0;
+		cb->r = *e;
+		cb->ip = e->st;
+		cb->ni = 0;
+		cb->in_range = 1;
+		next_insn(cb, ev);
+		return 1;
+	case OCSD_GEN_TRC_ELEM_ADDR_NACC:
+	case OCSD_GEN_TRC_ELEM_I_RANGE_NOPATH:
+	case OCSD_GEN_TRC_ELEM_ADDR_UNKNOWN:
+		gap_event(cb, e, ev);
+		return 1;
+	case OCSD_GEN_TRC_ELEM_TRACE_ON:
+		ev_init(cb, ev, e, e->on_reason == TRACE_ON_OVERFLOW ?
+			PTD_EV_OVERFLOW : PTD_EV_ENABLED);
+		ev->flags |= PTD_EVF_IP_SUPPRESSED;
+		return 1;
+	case OCSD_GEN_TRC_ELEM_PE_CONTEXT:
+		return context_event(cb, e, ev);
+	case OCSD_GEN_TRC_ELEM_EXCEPTION:
+		ev_init(cb, ev, e, PTD_EV_ASYNC);
+		ev->addr = e->ex_num;
+		if (e->ret_addr)
+			ev->ip = e->en;
+		else
+			ev->flags |= PTD_EVF_IP_SUPPRESSED;
+		return 1;
+	case OCSD_GEN_TRC_ELEM_TIMESTAMP:
+		cb->tsc = e->ts;
+		ev_init(cb, ev, e, PTD_EV_TIME);
+		return 1;
+	case CS_EL_ERROR:
+		error_event(cb, e, ev);
+		return 1;
+	}
+	return 0;
+}
+
+int csevent_next(struct backend *b, struct ptd_event *ev)
+{
+	struct cs_backend *cb = (struct cs_backend *)b;
+
+	for (;;) {
+		int rc;
+
+		if (cb->have_pending) {
+			*ev = cb->pending;
+			cb->have_pending = 0;
+			return 0;
+		}
+		if (cb->in_range)
+			return next_insn(cb, ev);
+		if (cb->el_head == cb->el_n) {
+			rc = cspool_pump(cb);
+			if (rc)
+				return rc;
+		}
+		if (elem_event(cb, &cb->el[cb->el_head++], ev))
+			return 0;
+	}
+}
+
+#endif /* PTD_HAVE_OPENCSD */

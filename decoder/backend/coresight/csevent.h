@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * csevent - OpenCSD elements to events, in the CoreSight backend
+ * (backend/coresight/): the backend's next operation (coresight.h says
+ * which event each element becomes).  Instruction ranges are expanded
+ * one instruction at a time, its bytes read through the image store; the
+ * PE context (context ID and VMID) and the timestamp are carried from
+ * element to element within a queue.
+ */
+#ifndef PTD_CSEVENT_H
+#define PTD_CSEVENT_H
+
+#include <stdint.h>
+
+struct backend;
+struct ptd_event;
+
+/* The backend's next (struct backend): the next event of a CoreSight
+ * backend.  Returns 0, PTD_ERR_END, or a negative PTD_ERR_*. */
+int csevent_next(struct backend *b, struct ptd_event *ev);
+
+/* The enum ptd_exec_mode of an OpenCSD ISA (ocsd_isa). */
+uint8_t csevent_mode(uint8_t isa);
+
+#endif
