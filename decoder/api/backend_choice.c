@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "backend_choice.h"
+#include "perf_abi.h"
 #include "coresight.h"
 #include "fastpt.h"
 #include "imgstore.h"
@@ -318,13 +319,13 @@ static int open_perf_aux(const struct ptd_open_opts *o, struct input *in,
 			 struct backend **out, char *err,
 			 size_t errlen)
 {
-	if (in->aux_type == AUX_TYPE_CS_ETM)
+	if (in->aux_type == PD_AUXTRACE_CS_ETM)
 		return open_cs_etm(o, in, out, err, errlen);
-	if (in->aux_type != AUX_TYPE_INTEL_PT) {
+	if (in->aux_type != PD_AUXTRACE_INTEL_PT) {
 		util_errf(err, errlen, "%s: AUX trace type %u (%s) is not "
 			  "supported by this build", in->perf_path, in->aux_type,
-			  in->aux_type == AUX_TYPE_CS_ETM ? "cs_etm" :
-			  in->aux_type == 2 ? "intel_bts" : "unknown PMU");
+			  in->aux_type == PD_AUXTRACE_CS_ETM ? "cs_etm" :
+			  in->aux_type == PD_AUXTRACE_INTEL_BTS ? "intel_bts" : "unknown PMU");
 		return PTD_ERR_UNSUPPORTED;
 	}
 	return open_perf_pt(o, in, out, err, errlen);

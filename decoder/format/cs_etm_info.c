@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "cs_etm_info.h"
+#include "perf_abi.h"
 #include "ptdecode.h"
 #include "util.h"
 
@@ -29,7 +30,7 @@ void cs_etm_info_free(struct cs_etm_info *info)
  * CS_TRACEIDR_NO_ID says "no ID here". IDs 0 and >= 0x70 are reserved. */
 static void set_trace_id(struct cs_source *c, uint64_t version, uint64_t reg)
 {
-	uint8_t id = (uint8_t)(reg & 0x7f);
+	uint8_t id = (uint8_t)(reg & CS_TRACE_ID_MASK);
 
 	c->trace_id = id;
 	c->trace_id_valid = id > 0 && id < 0x70 &&

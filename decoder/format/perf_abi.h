@@ -347,6 +347,9 @@ enum {
 /* A TRACEIDR parameter with this bit set (header version 2) holds no trace
  * ID: AUX_OUTPUT_HW_ID records carry it. */
 #define CS_TRACEIDR_NO_ID (1ull << 31)
+/* A trace ID is 7 bits, in TRACEIDR parameters and in the low bits of an
+ * AUX_OUTPUT_HW_ID record's hw_id. */
+#define CS_TRACE_ID_MASK 0x7f
 
 /* ---- jitdump files (perf's jitdump specification, version 1) ------------ */
 

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "capdir.h"
+#include "perf_abi.h"
 #include "buildid.h"
 #include "dyntext.h"
 #include "imgstore.h"
@@ -93,7 +94,7 @@ static void for_each_jit_file(struct input *in,
 /* A jitdump the capture keeps. */
 static void note_jitdump(struct input *in, const char *path, const char *name)
 {
-	if (jitdumps_is_name(name))
+	if (perf_abi_is_jitdump_name(name))
 		jitdumps_note(in, path);
 }
 

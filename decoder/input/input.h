@@ -23,10 +23,6 @@
 #include "ptdecode.h"
 #include "util.h"
 
-/* perf's AUXTRACE_INFO types. */
-#define AUX_TYPE_INTEL_PT 1
-#define AUX_TYPE_CS_ETM 3
-
 struct dyntext;
 struct imgstore;
 struct perfdata;
@@ -91,7 +87,7 @@ struct input {
 	size_t nchunks, ccap;
 	struct input_queue *queues;
 	size_t nqueues;
-	uint32_t aux_type;              /* AUXTRACE_INFO: AUX_TYPE_* */
+	uint32_t aux_type;              /* AUXTRACE_INFO: PD_AUXTRACE_* */
 	uint64_t *aux_priv;             /* its PMU-specific words */
 	size_t aux_npriv;
 	int have_aux_info;

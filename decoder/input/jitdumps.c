@@ -10,18 +10,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* JIT agents (perf's jitdump interface) mmap their jit-PID.dump with
- * PROT_EXEC so that the trace names it. */
-int jitdumps_is_name(const char *path)
-{
-	const char *b = strrchr(path, '/');
-	size_t n;
-
-	b = b ? b + 1 : path;
-	n = strlen(b);
-	return !strncmp(b, "jit-", 4) && n > 9 && !strcmp(b + n - 5, ".dump");
-}
-
 int jitdumps_note(struct input *in, const char *path)
 {
 	for (size_t i = 0; i < in->njitdumps; i++)

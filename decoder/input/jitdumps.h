@@ -9,9 +9,6 @@
 
 struct input;
 
-/* 1 when path names a jit-PID.dump file, else 0. */
-int jitdumps_is_name(const char *path);
-
 /* Adds path to the input's jitdumps (once).  Returns 0 or PTD_ERR_NOMEM. */
 int jitdumps_note(struct input *in, const char *path);
 

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "perf.h"
+#include "perf_abi.h"
 #include "buildid.h"
 #include "imgstore.h"
 #include "input.h"
@@ -105,7 +106,7 @@ static int add_mmap(struct input *in, const struct perfdata_record *r, uint64_t 
 	imgstore_end(in->st, pid, m.addr, m.len, t);
 	if (m.filename[0] != '/')
 		return add_unnamed_mapping(in, &m, pid, t);
-	if (jitdumps_is_name(m.filename))
+	if (perf_abi_is_jitdump_name(m.filename))
 		return jitdumps_note(in, m.filename);
 	return add_file_mapping(in, &m, pid, t);
 }
@@ -226,7 +227,7 @@ static void on_aux(struct input *in, const struct perfdata_record *r)
 	}
 	if (a.flags & PD_AUX_FLAG_PARTIAL)
 		in->sink.stats->aux_partial++;
-	if (a.flags & 0x100) /* CoreSight raw (TRBE) format */
+	if (a.flags & PD_AUX_FLAG_CORESIGHT_FORMAT_RAW)
 		in->cs_raw_format = 1;
 }
 
@@ -237,8 +238,8 @@ static int on_ksymbol(struct input *in, const struct perfdata_record *r,
 
 	if (perfdata_parse_ksymbol(r, &k) || !k.len)
 		return 0;
-	if (k.flags & 1) {
-		/* UNREGISTER: the range is free from now on */
+	if (k.flags & PD_RECORD_KSYMBOL_FLAGS_UNREGISTER) {
+		/* the range is free from now on */
 		imgstore_end(in->st, IMGSTORE_KERNEL, k.addr, k.len, t);
 		return 0;
 	}
@@ -246,7 +247,8 @@ static int on_ksymbol(struct input *in, const struct perfdata_record *r,
 	/* Known to exist from here; its bytes come from the text store (which
 	 * outranks this) or nowhere: then a gap. */
 	return imgstore_add_missing(in->st, IMGSTORE_KERNEL, k.addr, k.len, t,
-				    IMGSTORE_FOREVER, k.name, k.ksym_type == 1 ?
+				    IMGSTORE_FOREVER, k.name, 
+				    k.ksym_type == PD_RECORD_KSYMBOL_TYPE_BPF ?
 				    "this BPF JIT image was not captured: record "
 				    "with ptcapture, which copies programs before "
 				    "the kernel frees them" :
@@ -265,7 +267,7 @@ static int on_hw_id(struct input *in, const struct perfdata_record *r)
 		      sizeof(*in->hw_ids)))
 		return PTD_ERR_NOMEM;
 	in->hw_ids[in->nhw_ids].cpu = (int32_t)r->sid.cpu;
-	in->hw_ids[in->nhw_ids++].trace_id = (uint8_t)(h.hw_id & 0x7f);
+	in->hw_ids[in->nhw_ids++].trace_id = (uint8_t)(h.hw_id & CS_TRACE_ID_MASK);
 	return 0;
 }
 

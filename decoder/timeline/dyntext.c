@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "dyntext.h"
 #include "imgstore.h"
+#include "perf_abi.h"
 #include "symtab.h"
 #include "textstore.h"
 #include "util.h"
@@ -707,18 +708,11 @@ int dyntext_bpf_srcline(struct dyntext *dt, uint64_t addr, uint64_t time,
 
 /* ---- jitdump ------------------------------------------------------------ */
 
-#define JIT_MAGIC 0x4A695444u
-#define JIT_MAGIC_SWAPPED 0x4454694Au
-#define JIT_HDR_SIZE 40
-#define JIT_PREFIX 16
-#define JIT_LOAD_FIXED (JIT_PREFIX + 40)     /* pid tid vma addr size index */
-#define JIT_MOVE_FIXED (JIT_PREFIX + 48)
-#define JIT_DEBUG_FIXED (JIT_PREFIX + 16)
+#define JIT_LOAD_FIXED (PD_JIT_RECORD_PREFIX + 40)     /* pid tid vma addr size index */
+#define JIT_MOVE_FIXED (PD_JIT_RECORD_PREFIX + 48)
+#define JIT_DEBUG_FIXED (PD_JIT_RECORD_PREFIX + 16)
 #define JIT_DEBUG_ENTRY_MIN 17               /* addr, line, discrim, "" */
-#define JIT_UNWIND_FIXED (JIT_PREFIX + 24)
-#define JIT_FLAG_ARCH_TS 1ull
-
-enum { JR_LOAD = 0, JR_MOVE = 1, JR_DEBUG = 2, JR_CLOSE = 3, JR_UNWIND = 4 };
+#define JIT_UNWIND_FIXED (PD_JIT_RECORD_PREFIX + 24)
 
 /* One code load (or moved copy) while a dump is read. */
 struct jload {
@@ -1021,24 +1015,24 @@ int dyntext_load_jitdump(struct dyntext *dt, const char *path,
 	rc = util_map_file(path, &m, err, errlen);
 	if (rc)
 		return rc;
-	if (m.size < JIT_HDR_SIZE) {
+	if (m.size < PD_JITHEADER_SIZE) {
 		util_errf(err, errlen, "%s: %zu bytes, shorter than a jitdump header (%d)",
-			  path, m.size, JIT_HDR_SIZE);
-		rc = m.size >= 4 && util_le32(m.data) == JIT_MAGIC ?
+			  path, m.size, PD_JITHEADER_SIZE);
+		rc = m.size >= 4 && util_le32(m.data) == PD_JITHEADER_MAGIC ?
 		     PTD_ERR_TRUNCATED : PTD_ERR_FORMAT;
 		goto out;
 	}
 	magic = util_le32(m.data);
 	hsize = util_le32(m.data + 8);
 	flags = util_le64(m.data + 32);
-	if (magic == JIT_MAGIC_SWAPPED) {
+	if (magic == PD_JITHEADER_MAGIC_SW) {
 		util_errf(err, errlen, "%s: jitdump of the other byte order: not supported", path);
 		rc = PTD_ERR_UNSUPPORTED;
 		goto out;
 	}
-	if (magic != JIT_MAGIC) {
+	if (magic != PD_JITHEADER_MAGIC) {
 		util_errf(err, errlen, "%s: not a jitdump file (magic %#x, want %#x \"JiTD\")",
-			  path, magic, JIT_MAGIC);
+			  path, magic, PD_JITHEADER_MAGIC);
 		rc = PTD_ERR_FORMAT;
 		goto out;
 	}
@@ -1048,18 +1042,18 @@ int dyntext_load_jitdump(struct dyntext *dt, const char *path,
 		rc = PTD_ERR_UNSUPPORTED;
 		goto out;
 	}
-	if (hsize < JIT_HDR_SIZE || hsize > m.size) {
+	if (hsize < PD_JITHEADER_SIZE || hsize > m.size) {
 		util_errf(err, errlen, "%s: header total_size %u is outside [%d, file size %zu]",
-			  path, hsize, JIT_HDR_SIZE, m.size);
-		rc = hsize < JIT_HDR_SIZE ? PTD_ERR_CORRUPT : PTD_ERR_TRUNCATED;
+			  path, hsize, PD_JITHEADER_SIZE, m.size);
+		rc = hsize < PD_JITHEADER_SIZE ? PTD_ERR_CORRUPT : PTD_ERR_TRUNCATED;
 		goto out;
 	}
-	if (flags & ~JIT_FLAG_ARCH_TS) {
+	if (flags & ~PD_JITDUMP_FLAGS_ARCH_TIMESTAMP) {
 		util_errf(err, errlen, "%s: unknown header flags %#" PRIx64, path, flags);
 		rc = PTD_ERR_UNSUPPORTED;
 		goto out;
 	}
-	c.tsc = (flags & JIT_FLAG_ARCH_TS) != 0;
+	c.tsc = (flags & PD_JITDUMP_FLAGS_ARCH_TIMESTAMP) != 0;
 	if (c.tsc && !c.o->have_tsc && !c.o->convert) {
 		util_errf(err, errlen, "%s: timestamps are TSC values "
 			  "(JITDUMP_FLAGS_ARCH_TIMESTAMP) and no TSC conversion was given",
@@ -1071,14 +1065,14 @@ int dyntext_load_jitdump(struct dyntext *dt, const char *path,
 		const uint8_t *r = m.data + off;
 		uint32_t id, size;
 
-		if (m.size - off < JIT_PREFIX) {
+		if (m.size - off < PD_JIT_RECORD_PREFIX) {
 			rc = jit_fail(err, errlen, path, off, PTD_ERR_TRUNCATED,
 				      "file ends inside the record prefix");
 			break;
 		}
 		id = util_le32(r);
 		size = util_le32(r + 4);
-		if (size < JIT_PREFIX) {
+		if (size < PD_JIT_RECORD_PREFIX) {
 			rc = jit_fail(err, errlen, path, off, PTD_ERR_CORRUPT,
 				      "total_size is smaller than the record prefix");
 			break;
@@ -1088,20 +1082,20 @@ int dyntext_load_jitdump(struct dyntext *dt, const char *path,
 				      "file ends inside the record (total_size beyond the end)");
 			break;
 		}
-		if (id == JR_LOAD) {
+		if (id == PD_JIT_CODE_LOAD) {
 			rc = rec_load(&c, r, size, path, off, err, errlen);
 			nloads += rc == 0;
-		} else if (id == JR_MOVE) {
+		} else if (id == PD_JIT_CODE_MOVE) {
 			rc = rec_move(&c, r, size, path, off, err, errlen);
-		} else if (id == JR_DEBUG) {
+		} else if (id == PD_JIT_CODE_DEBUG_INFO) {
 			rc = rec_debug(&c, r, size, path, off, err, errlen);
-		} else if (id == JR_UNWIND) {
+		} else if (id == PD_JIT_CODE_UNWINDING_INFO) {
 			uint64_t usize = size >= JIT_UNWIND_FIXED ? util_le64(r + 16) : 0;
 
 			if (size < JIT_UNWIND_FIXED || usize > size - JIT_UNWIND_FIXED)
 				rc = jit_fail(err, errlen, path, off, PTD_ERR_CORRUPT,
 					      "JIT_CODE_UNWINDING_INFO sizes exceed the record");
-		} else if (id == JR_CLOSE) {
+		} else if (id == PD_JIT_CODE_CLOSE) {
 			break;
 		}
 		if (rc)
