@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * srcline - source file and line of a code address, from the DWARF line
+ * srcline (stage: api/) - source file and line of a code address, from the DWARF line
  * tables of an ELF file (libdw).
  *
  * Addresses are ELF virtual addresses as linked (runtime address - load

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * backend - the interface between a trace decoder (Intel PT on libipt,
+ * backend (stage: backend/) - the interface between a trace decoder (Intel PT on libipt,
  * CoreSight on OpenCSD) and the session that drives it.
  *
  * A backend turns the trace bytes of its queues into ptd_events, reading

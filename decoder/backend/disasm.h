@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * disasm - one-instruction disassembly and branch classification on
+ * disasm (stage: backend/) - one-instruction disassembly and branch classification on
  * capstone, for the text views (x86) and for walking Arm code ranges
  * (instruction lengths and branch kinds for A64, T32, A32).
  *

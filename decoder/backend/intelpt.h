@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * intelpt - the Intel PT backend on libipt (the reference decode path).
+ * intelpt (stage: backend/) - the Intel PT backend on libipt (the reference decode path).
  *
  * Decodes each queue with libipt's instruction flow decoder.  Code bytes are
  * read through the image store at the decoder's current time and in the

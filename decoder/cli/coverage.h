@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * coverage - the --coverage view: how many times each instruction ran,
+ * coverage (stage: cli/) - the --coverage view: how many times each instruction ran,
  * counted from blocks (one hash lookup per block, not per instruction).
  */
 #ifndef PTD_CLI_COVERAGE_H

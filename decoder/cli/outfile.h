@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * outfile - opens the -o FILE output.
+ * outfile (stage: cli/) - opens the -o FILE output.
  *
  * Replacing a big earlier output with fopen(path, "w") truncates it in the
  * open call: the kernel frees its page cache there and then (40 ms for a

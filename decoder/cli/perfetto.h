@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * perfetto - the --perfetto sink: the call tree as a Perfetto trace (the
+ * perfetto (stage: cli/) - the --perfetto sink: the call tree as a Perfetto trace (the
  * protobuf TracePacket stream that ui.perfetto.dev and trace_processor
  * read), a track per thread under its process, a slice per call.
  *

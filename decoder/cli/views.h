@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * views - the CLI's sinks: each turns the event stream into one view
+ * views (stage: cli/) - the CLI's sinks: each turns the event stream into one view
  * (instructions, branches, call tree, statistics) as text or JSON Lines,
  * or the call tree as a Perfetto trace (perfetto.h).
  */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * writer - the text views' output: lines are assembled in a big buffer
+ * writer (stage: cli/) - the text views' output: lines are assembled in a big buffer
  * that, once full, is handed to a writer thread while the next one fills,
  * so write(2) (the kernel's copy into the page cache: a sixth of a text
  * dump to a file) runs beside the formatting.  Buffers are 1 MiB: with

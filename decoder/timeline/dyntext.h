@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * dyntext - names and source lines of dynamic text: BPF JIT images (from a
+ * dyntext (stage: timeline/) - names and source lines of dynamic text: BPF JIT images (from a
  * capture directory's bpf/ and text/), user-space JIT code (jitdump files
  * and perf-PID.map files written by JIT runtimes).
  *

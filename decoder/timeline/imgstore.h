@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * imgstore - the time-versioned image store: (address space, address, time)
+ * imgstore (stage: timeline/) - the time-versioned image store: (address space, address, time)
  * -> code bytes.
  *
  * Every range of code the decoder may need is a version: bytes (from a file

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sideband - the timeline of who ran where: threads (tid -> pid), context
+ * sideband (stage: timeline/) - the timeline of who ran where: threads (tid -> pid), context
  * switches per CPU, trace starts, losses.  Built from perf.data records
  * before decoding; queried by the backends as their decode time advances.
  */
