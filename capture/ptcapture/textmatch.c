@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #define _GNU_SOURCE /* qsort_r */
 #include "textmatch.h"
+#include "util.h"
 #include "textstore.h"
 
 #include <errno.h>
@@ -66,20 +67,10 @@ struct textmatch {
 	FILE *journal;    /* its provisional index.tsv */
 };
 
+/* Room for element n of *p: 0 or -ENOMEM. */
 static int grow(void **p, size_t *cap, size_t n, size_t esz)
 {
-	size_t nc;
-	void *np;
-
-	if (n < *cap)
-		return 0;
-	nc = *cap ? *cap * 2 : 256;
-	np = realloc(*p, nc * esz);
-	if (!np)
-		return -ENOMEM;
-	*p = np;
-	*cap = nc;
-	return 0;
+	return util_grow(p, cap, n + 1, esz) ? -ENOMEM : 0;
 }
 
 struct textmatch *textmatch_new(void)

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "coverage.h"
+#include "util.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -42,23 +43,6 @@ void coverage_free(struct coverage *c)
 	free(c);
 }
 
-static int grow(void **p, size_t *cap, size_t need, size_t esz)
-{
-	size_t n = *cap ? *cap : 1024;
-	void *q;
-
-	if (need <= *cap)
-		return 0;
-	while (n < need)
-		n *= 2;
-	q = realloc(*p, n * esz);
-	if (!q)
-		return -1;
-	*p = q;
-	*cap = n;
-	return 0;
-}
-
 int coverage_add(struct coverage *c, const struct ptd_session *s,
 		 const struct ptd_block *blocks, size_t n)
 {
@@ -78,8 +62,8 @@ int coverage_add(struct coverage *c, const struct ptd_session *s,
 				break;
 		if (!e) {
 			if (!(e = calloc(1, sizeof(*e))) ||
-			    grow((void **)&c->all, &c->acap, c->nall + 1, sizeof(*c->all)) ||
-			    grow((void **)&c->addrs, &c->xcap, c->naddrs + b->ninsn,
+			    util_grow((void **)&c->all, &c->acap, c->nall + 1, sizeof(*c->all)) ||
+			    util_grow((void **)&c->addrs, &c->xcap, c->naddrs + b->ninsn,
 				 sizeof(*c->addrs))) {
 				free(e);
 				return -1;
