@@ -769,29 +769,28 @@ static pid_t start_child(struct app *A, struct pending_trig *pt, char *err, size
 	return child;
 }
 
-static int record(int argc, char **argv)
-{
-	struct app A = { 0 };
-	struct opts *o = &A.o;
-	struct rec r = { 0 };
-	struct synth_kallsyms *ks = NULL;
-	struct fence_counters fc = { 0 };
-	struct textmatch_counts tc = { 0 };
-	struct sigaction sa = { 0 };
-	struct pending_trig pt = { 0 };
-	char err[1024] = "", path[4096], ctl[512];
-	const char *pmu = auxpmu_present();
-	uint64_t free_deferred = 0, t_end, deadline = 0;
-	int epfd = -1, rc = 1, child_status = 0, ctlfd = -1;
-	size_t ctllen = 0;
-	pid_t child = -1;
+/* What the steps of record() share. */
+struct session {
+	struct app A;
+	struct rec r;               /* the live recording */
+	struct synth_kallsyms *ks;
+	struct pending_trig pt;
+	char err[1024];             /* a failed step's message */
+	char ctl[512];              /* control commands read, not yet whole */
+	size_t ctllen;
+	int epfd, ctlfd, child_status;
+	pid_t child;
+	uint64_t deadline;          /* --duration, or 0 */
+};
 
-	if (parse(argc, argv, o))
-		return 2;
-	if (check_privileges())
-		return 1;
-	snprintf(A.pmu, sizeof(A.pmu), "%s", pmu ? pmu : "none");
-	snprintf(A.hook, sizeof(A.hook), "none");
+/* Names the PMU and warns of what is missing for a complete capture;
+ * returns the fence's bpf_prog_free_deferred address (0: unknown). */
+static uint64_t check_environment(struct app *A, const char *pmu)
+{
+	uint64_t free_deferred;
+
+	snprintf(A->pmu, sizeof(A->pmu), "%s", pmu ? pmu : "none");
+	snprintf(A->hook, sizeof(A->hook), "none");
 	if (!pmu)
 		fprintf(stderr, "ptcapture: no intel_pt or cs_etm PMU: recording sideband and "
 			"dynamic text only\n");
@@ -802,292 +801,434 @@ static int record(int argc, char **argv)
 	if (access("/proc/kcore", R_OK))
 		fprintf(stderr, "ptcapture: no /proc/kcore: out-of-line kernel text and TEXT_POKE "
 			"ranges are recorded as ranges only (counted in info)\n");
-	umask(077);
-	if (o->snapshot) {
-		if (mkdir(o->out, 0700) && !(errno == EEXIST && o->force)) {
-			fprintf(stderr, "ptcapture: cannot create %s: %s\n", o->out, strerror(errno));
-			return 1;
-		}
-		if (!(r.cs = copystore_new(64u << 20)) || !(A.rb = recbuf_new()))
-			goto out;
-	}
+	return free_deferred;
+}
 
-	/* The fence first (its loader's probe programs come and go before
-	 * anything can copy them), then the sideband, then the state at start:
-	 * a program loaded meanwhile is in both, which textmatch merges. */
-	if (!(r.tm = textmatch_new()))
-		goto out;
-	r.poke_ms = o->snapshot ? 0 : o->poke_ms;
-	snprintf(r.poke_trigger, sizeof(r.poke_trigger), "none");
-	if (r.poke_ms) {
-		if (!(r.jp = jitpoll_new(r.tm)))
-			goto out;
-		if (o->no_poke_trigger)
-			snprintf(r.poke_trigger, sizeof(r.poke_trigger), "none (--no-poke-trigger)");
-		else if (jitpoll_trigger_open(r.jp, err, sizeof(err))) {
-			fprintf(stderr, "ptcapture: no trigger for tail-call rewrites (%s): "
-				"re-copying every %u ms only\n", err, r.poke_ms);
-			snprintf(r.poke_trigger, sizeof(r.poke_trigger), "none (%.100s)", err);
-		} else {
-			snprintf(r.poke_trigger, sizeof(r.poke_trigger), "tp_btf/sys_enter+sys_exit");
-		}
+/* --snapshot: DIR, and the store of records and fence copies kept. */
+static int open_flight_recorder(struct session *S)
+{
+	const struct opts *o = &S->A.o;
+
+	if (!o->snapshot)
+		return 0;
+	if (mkdir(o->out, 0700) && !(errno == EEXIST && o->force)) {
+		fprintf(stderr, "ptcapture: cannot create %s: %s\n", o->out, strerror(errno));
+		return -1;
 	}
-	if (fence_open(free_deferred, on_fence_image, &r, &A.fence, err, sizeof(err))) {
-		fprintf(stderr, "ptcapture: cannot load the BPF text fence (%s)%s\n", err,
-			strstr(err, "Operation not permitted") ?
+	if (!(S->r.cs = copystore_new(64u << 20)) || !(S->A.rb = recbuf_new()))
+		return -1;
+	return 0;
+}
+
+/* The text matcher, and the re-copying of programs whose tail-call sites
+ * are re-patched (not in --snapshot). */
+static int open_text(struct session *S)
+{
+	struct rec *r = &S->r;
+
+	if (!(r->tm = textmatch_new()))
+		return -1;
+	r->poke_ms = S->A.o.snapshot ? 0 : S->A.o.poke_ms;
+	snprintf(r->poke_trigger, sizeof(r->poke_trigger), "none");
+	if (!r->poke_ms)
+		return 0;
+	if (!(r->jp = jitpoll_new(r->tm)))
+		return -1;
+	if (S->A.o.no_poke_trigger)
+		snprintf(r->poke_trigger, sizeof(r->poke_trigger), "none (--no-poke-trigger)");
+	else if (jitpoll_trigger_open(r->jp, S->err, sizeof(S->err))) {
+		fprintf(stderr, "ptcapture: no trigger for tail-call rewrites (%s): "
+			"re-copying every %u ms only\n", S->err, r->poke_ms);
+		snprintf(r->poke_trigger, sizeof(r->poke_trigger), "none (%.100s)", S->err);
+	} else {
+		snprintf(r->poke_trigger, sizeof(r->poke_trigger), "tp_btf/sys_enter+sys_exit");
+	}
+	return 0;
+}
+
+/* The fence, the sideband events and the AUX PMU, in that order. */
+static int open_sessions(struct session *S, const char *pmu, uint64_t free_deferred)
+{
+	struct app *A = &S->A;
+	const struct opts *o = &A->o;
+
+	if (fence_open(free_deferred, on_fence_image, &S->r, &A->fence, S->err, sizeof(S->err))) {
+		fprintf(stderr, "ptcapture: cannot load the BPF text fence (%s)%s\n", S->err,
+			strstr(S->err, "Operation not permitted") ?
 			": needs CAP_BPF and CAP_PERFMON (or root)" : "");
-		goto out;
+		return -1;
 	}
-	snprintf(A.hook, sizeof(A.hook), "%s", fence_hook(A.fence));
-	fprintf(stderr, "ptcapture: text fence on %s\n", A.hook);
+	snprintf(A->hook, sizeof(A->hook), "%s", fence_hook(A->fence));
+	fprintf(stderr, "ptcapture: text fence on %s\n", A->hook);
 	/* Context switches are the bulk of the sideband on a busy machine. */
-	if (sbevents_open(o->pages, o->pages * 4, o->snapshot, &A.sb, err, sizeof(err))) {
-		fprintf(stderr, "ptcapture: %s\n", err);
-		goto out;
+	if (sbevents_open(o->pages, o->pages * 4, o->snapshot, &A->sb, S->err, sizeof(S->err))) {
+		fprintf(stderr, "ptcapture: %s\n", S->err);
+		return -1;
 	}
 	if (pmu) {
 		struct auxpmu_opts ao = { .pmu = pmu, .terms = o->pmu_config, .data_pages = 16,
 					  .aux_pages = o->aux_pages, .snapshot = o->snapshot,
-					  .like = sbevents_attr(A.sb, SB_MAIN) };
+					  .like = sbevents_attr(A->sb, SB_MAIN) };
 
-		if (auxpmu_open(&ao, &A.ap, err, sizeof(err))) {
-			fprintf(stderr, "ptcapture: %s\n", err);
-			goto out;
+		if (auxpmu_open(&ao, &A->ap, S->err, sizeof(S->err))) {
+			fprintf(stderr, "ptcapture: %s\n", S->err);
+			return -1;
 		}
-		fprintf(stderr, "ptcapture: recording %s\n", auxpmu_desc(A.ap));
+		fprintf(stderr, "ptcapture: recording %s\n", auxpmu_desc(A->ap));
 	}
-	A.t_start = now_ns();
-	if (!o->snapshot) {
-		if (out_open(&A, &r, o->out, o->force, &ks) || out_synth(&A, &r, ks))
-			goto out;
-		snprintf(path, sizeof(path), "%s/text", o->out);
-		if (textmatch_spool(r.tm, path)) {
-			fprintf(stderr, "ptcapture: cannot create %s\n", path);
-			goto out;
-		}
+	return 0;
+}
+
+/* Without --snapshot, DIR is written from the start: perf.data with the
+ * state at start, and the text store spooled as it comes. */
+static int start_output(struct session *S)
+{
+	struct app *A = &S->A;
+	char path[4096];
+
+	A->t_start = now_ns();
+	if (A->o.snapshot)
+		return 0;
+	if (out_open(A, &S->r, A->o.out, A->o.force, &S->ks) || out_synth(A, &S->r, S->ks))
+		return -1;
+	snprintf(path, sizeof(path), "%s/text", A->o.out);
+	if (textmatch_spool(S->r.tm, path)) {
+		fprintf(stderr, "ptcapture: cannot create %s\n", path);
+		return -1;
 	}
+	return 0;
+}
+
+/* Signals, CMD (or the system-wide trigger) and the --duration deadline. */
+static int start_workload(struct session *S)
+{
+	struct app *A = &S->A;
+	struct sigaction sa = { 0 };
 
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGUSR2, &sa, NULL);
-	if (o->cmd) {
-		child = start_child(&A, &pt, err, sizeof(err));
-		if (child < 0) {
-			fprintf(stderr, "ptcapture: %s\n", err);
-			goto out;
+	if (A->o.cmd) {
+		S->child = start_child(A, &S->pt, S->err, sizeof(S->err));
+		if (S->child < 0) {
+			fprintf(stderr, "ptcapture: %s\n", S->err);
+			return -1;
 		}
-	} else if (o->trigger) {
-		if (open_trigger(&A, 0, &pt, err, sizeof(err))) {
-			fprintf(stderr, "ptcapture: %s\n", err);
-			goto out;
-		}
-	}
-	if (o->duration > 0)
-		deadline = now_ns() + (uint64_t)(o->duration * 1e9);
-
-	epfd = epoll_create1(EPOLL_CLOEXEC);
-	{
-		struct epoll_event ev = { .events = EPOLLIN };
-
-		if (epfd < 0 || (!o->snapshot && sbevents_add_to_epoll(A.sb, epfd)) ||
-		    (A.ap && auxpmu_add_to_epoll(A.ap, epfd)) ||
-		    epoll_ctl(epfd, EPOLL_CTL_ADD, fence_epoll_fd(A.fence), &ev) ||
-		    (r.jp && jitpoll_trigger_fd(r.jp) >= 0 &&
-		     epoll_ctl(epfd, EPOLL_CTL_ADD, jitpoll_trigger_fd(r.jp), &ev)) ||
-		    (A.trig && epoll_ctl(epfd, EPOLL_CTL_ADD, trigger_epoll_fd(A.trig), &ev))) {
-			perror("ptcapture: epoll");
-			goto out;
+	} else if (A->o.trigger) {
+		if (open_trigger(A, 0, &S->pt, S->err, sizeof(S->err))) {
+			fprintf(stderr, "ptcapture: %s\n", S->err);
+			return -1;
 		}
 	}
-	if (o->control) {
-		struct epoll_event ev = { .events = EPOLLIN };
-		const char *fp = o->control + 5;
+	if (A->o.duration > 0)
+		S->deadline = now_ns() + (uint64_t)(A->o.duration * 1e9);
+	return 0;
+}
 
-		if (mkfifo(fp, 0600) && errno != EEXIST) {
-			fprintf(stderr, "ptcapture: %s: %s\n", fp, strerror(errno));
-			goto out;
-		}
-		/* O_RDWR: our own writer end keeps EOF from spinning */
-		ctlfd = open(fp, O_RDWR | O_NONBLOCK | O_CLOEXEC);
-		if (ctlfd < 0 || epoll_ctl(epfd, EPOLL_CTL_ADD, ctlfd, &ev)) {
-			fprintf(stderr, "ptcapture: control %s: %s\n", fp, strerror(errno));
-			goto out;
-		}
+/* One epoll set for the rings, the fence, the triggers and --control. */
+static int open_epoll(struct session *S)
+{
+	struct app *A = &S->A;
+	struct jitpoll *jp = S->r.jp;
+	struct epoll_event ev = { .events = EPOLLIN };
+	const char *fp;
+
+	S->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (S->epfd < 0 || (!A->o.snapshot && sbevents_add_to_epoll(A->sb, S->epfd)) ||
+	    (A->ap && auxpmu_add_to_epoll(A->ap, S->epfd)) ||
+	    epoll_ctl(S->epfd, EPOLL_CTL_ADD, fence_epoll_fd(A->fence), &ev) ||
+	    (jp && jitpoll_trigger_fd(jp) >= 0 &&
+	     epoll_ctl(S->epfd, EPOLL_CTL_ADD, jitpoll_trigger_fd(jp), &ev)) ||
+	    (A->trig && epoll_ctl(S->epfd, EPOLL_CTL_ADD, trigger_epoll_fd(A->trig), &ev))) {
+		perror("ptcapture: epoll");
+		return -1;
 	}
-	/* Main loop; then linger so deferred frees (tens of ms after the
-	 * program's last reference goes) reach the fence. */
-	for (uint64_t linger_end = 0, next_poll = 0;;) {
+	if (!A->o.control)
+		return 0;
+	fp = A->o.control + 5;
+	if (mkfifo(fp, 0600) && errno != EEXIST) {
+		fprintf(stderr, "ptcapture: %s: %s\n", fp, strerror(errno));
+		return -1;
+	}
+	/* O_RDWR: our own writer end keeps EOF from spinning */
+	S->ctlfd = open(fp, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	if (S->ctlfd < 0 || epoll_ctl(S->epfd, EPOLL_CTL_ADD, S->ctlfd, &ev)) {
+		fprintf(stderr, "ptcapture: control %s: %s\n", fp, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* How long to wait for events: at most 50 ms, less when a tracked
+ * program is due for its re-copy. */
+static int wait_ms(const struct rec *r, uint64_t next_poll)
+{
+	uint64_t now;
+	int ms;
+
+	if (!r->jp || !jitpoll_active(r->jp))
+		return 50;
+	now = now_ns();
+	ms = next_poll <= now ? 0 : (int)((next_poll - now + 999999) / 1000000);
+	return ms > 50 ? 50 : ms;
+}
+
+/* A full capture: rings and AUX into perf.data, re-copies of tracked
+ * programs when due. */
+static void drain_full(struct session *S, uint64_t *next_poll)
+{
+	struct app *A = &S->A;
+	struct rec *r = &S->r;
+
+	if (sbevents_drain(A->sb, on_record, r) < 0 && !r->failed)
+		fprintf(stderr, "ptcapture: warning: a corrupt sideband ring was skipped\n");
+	if (A->ap && auxpmu_drain(A->ap, r->pw, on_record, r, 0))
+		fail(r, "writing AUX data failed");
+	perfwrite_finished_round(r->pw);
+	/* bounded memory and a readable file if killed */
+	if (perfwrite_flush(r->pw))
+		fail(r, "writing perf.data failed");
+	if (r->jp) {
+		int tr = jitpoll_trigger_drain(r->jp);
+
+		if (tr < 0)
+			fail(r, "reading the poke trigger ring failed");
+		if (tr > 0)
+			*next_poll = 0;  /* a tracked image changed */
+	}
+	if (r->jp && jitpoll_active(r->jp) && now_ns() >= *next_poll) {
+		if (jitpoll_poll(r->jp) < 0)
+			fail(r, "out of memory");
+		*next_poll = now_ns() + (uint64_t)r->poke_ms * 1000000ull;
+	}
+	textmatch_flush(r->tm);
+}
+
+/* The flight recorder: a snapshot on a trigger, SIGUSR2 or a control
+ * command. */
+static void drain_snapshot(struct session *S)
+{
+	struct app *A = &S->A;
+	int want_snap = 0;
+
+	if (A->ap)
+		auxpmu_drain(A->ap, NULL, NULL, NULL, 0); /* counts AUX flags */
+	if (A->trig && trigger_poll(A->trig) < 0)
+		fail(&S->r, "reading the trigger ring failed");
+	if (S->pt.n) {
+		A->snap_requests += (uint64_t)S->pt.n;
+		S->pt.n = 0;
+		want_snap = 1;
+	}
+	if (snap_signal) {
+		snap_signal = 0;
+		A->snap_requests++;
+		want_snap = 2;
+	}
+	if (S->ctlfd >= 0) {
+		int what = read_control(S->ctlfd, S->ctl, &S->ctllen, sizeof(S->ctl));
+
+		if (what & 1) {
+			A->snap_requests++;
+			want_snap = 3;
+		}
+		if (what & 2)
+			stop_signal = SIGTERM;
+	}
+	if (want_snap && (!A->o.max_snaps || A->nsnap < A->o.max_snaps))
+		take_snapshot(A, &S->r, want_snap == 1 ? "trigger" :
+			      want_snap == 2 ? "SIGUSR2" : "control",
+			      want_snap == 1 ? &S->pt.last : NULL);
+}
+
+/* 1 when the loop is over.  CMD exiting, a signal or the deadline starts
+ * the linger (and ends CMD); its end or a second signal ends the loop. */
+static int loop_over(struct session *S, uint64_t *linger_end)
+{
+	uint64_t now = now_ns();
+
+	if (*linger_end)
+		return now >= *linger_end || stop_signal;
+	if (S->child > 0 && waitpid(S->child, &S->child_status, WNOHANG) == S->child)
+		S->child = -1, *linger_end = 1;
+	if (stop_signal || (S->deadline && now >= S->deadline))
+		*linger_end = 1;
+	if (*linger_end) {
+		stop_signal = 0;
+		if (S->child > 0) {
+			kill(S->child, SIGTERM);
+			waitpid(S->child, &S->child_status, 0);
+			S->child = -1;
+		}
+		*linger_end = now_ns() + (uint64_t)S->A.o.linger_ms * 1000000ull;
+	}
+	return 0;
+}
+
+/* Main loop; then linger so deferred frees (tens of ms after the
+ * program's last reference goes) reach the fence. */
+static void run_loop(struct session *S)
+{
+	uint64_t linger_end = 0, next_poll = 0;
+
+	for (;;) {
 		struct epoll_event evs[16];
-		uint64_t now;
-		int want_snap = 0, wait_ms = 50;
 
-		if (r.jp && jitpoll_active(r.jp)) {
-			/* wake for the next re-copy of tracked programs */
-			now = now_ns();
-			wait_ms = next_poll <= now ? 0 : (int)((next_poll - now + 999999) / 1000000);
-			if (wait_ms > 50)
-				wait_ms = 50;
-		}
-		epoll_wait(epfd, evs, 16, wait_ms);
-		if (fence_drain(A.fence) < 0)
-			fail(&r, "reading the fence ring failed");
-		if (!o->snapshot) {
-			if (sbevents_drain(A.sb, on_record, &r) < 0 && !r.failed)
-				fprintf(stderr, "ptcapture: warning: a corrupt sideband ring was skipped\n");
-			if (A.ap && auxpmu_drain(A.ap, r.pw, on_record, &r, 0))
-				fail(&r, "writing AUX data failed");
-			perfwrite_finished_round(r.pw);
-			/* bounded memory and a readable file if killed */
-			if (perfwrite_flush(r.pw))
-				fail(&r, "writing perf.data failed");
-			if (r.jp) {
-				int tr = jitpoll_trigger_drain(r.jp);
-
-				if (tr < 0)
-					fail(&r, "reading the poke trigger ring failed");
-				if (tr > 0)
-					next_poll = 0;  /* a tracked image changed */
-			}
-			if (r.jp && jitpoll_active(r.jp) && now_ns() >= next_poll) {
-				if (jitpoll_poll(r.jp) < 0)
-					fail(&r, "out of memory");
-				next_poll = now_ns() + (uint64_t)r.poke_ms * 1000000ull;
-			}
-			textmatch_flush(r.tm);
-		} else {
-			if (A.ap)
-				auxpmu_drain(A.ap, NULL, NULL, NULL, 0); /* counts AUX flags */
-			if (A.trig && trigger_poll(A.trig) < 0)
-				fail(&r, "reading the trigger ring failed");
-			if (pt.n) {
-				A.snap_requests += (uint64_t)pt.n;
-				pt.n = 0;
-				want_snap = 1;
-			}
-			if (snap_signal) {
-				snap_signal = 0;
-				A.snap_requests++;
-				want_snap = 2;
-			}
-			if (ctlfd >= 0) {
-				int what = read_control(ctlfd, ctl, &ctllen, sizeof(ctl));
-
-				if (what & 1) {
-					A.snap_requests++;
-					want_snap = 3;
-				}
-				if (what & 2)
-					stop_signal = SIGTERM;
-			}
-			if (want_snap && (!o->max_snaps || A.nsnap < o->max_snaps))
-				take_snapshot(&A, &r, want_snap == 1 ? "trigger" :
-					      want_snap == 2 ? "SIGUSR2" : "control",
-					      want_snap == 1 ? &pt.last : NULL);
-		}
-		if (r.failed)
+		epoll_wait(S->epfd, evs, 16, wait_ms(&S->r, next_poll));
+		if (fence_drain(S->A.fence) < 0)
+			fail(&S->r, "reading the fence ring failed");
+		if (!S->A.o.snapshot)
+			drain_full(S, &next_poll);
+		else
+			drain_snapshot(S);
+		if (S->r.failed || loop_over(S, &linger_end))
 			break;
-		now = now_ns();
-		if (linger_end) {
-			if (now >= linger_end || stop_signal)
-				break; /* a second signal ends the linger */
-			continue;
-		}
-		if (child > 0 && waitpid(child, &child_status, WNOHANG) == child)
-			child = -1, linger_end = 1;
-		if (stop_signal || (deadline && now >= deadline))
-			linger_end = 1;
-		if (linger_end) {
-			stop_signal = 0;
-			if (child > 0) {
-				kill(child, SIGTERM);
-				waitpid(child, &child_status, 0);
-				child = -1;
-			}
-			linger_end = now_ns() + (uint64_t)o->linger_ms * 1000000ull;
-		}
 	}
-	t_end = now_ns();
-	if (o->snapshot) {
-		uint64_t hits = 0, fires = 0, drops = 0;
+}
 
-		fence_close(A.fence, &fc);
-		A.fence = NULL;
-		if (A.trig)
-			trigger_counts(A.trig, &hits, &fires, &drops);
-		fprintf(stderr, "ptcapture: %s: %u snapshot(s) written (%" PRIu64 " requested, %"
-			PRIu64 " failed); trigger hits %" PRIu64 "\n", o->out, A.nsnap,
-			A.snap_requests, A.snap_failed, hits);
-		if (A.trig && !hits)
-			fprintf(stderr, "ptcapture: warning: the %s was never hit: the function "
-				"did not run there\n", trigger_desc(A.trig));
-		rc = A.snap_failed ? 1 : 0;
-		goto done;
-	}
-	fence_close(A.fence, &fc);
-	A.fence = NULL;
-	/* Stop the rings, read what is in them, then report as LOST whatever
-	 * the kernel dropped without a LOST record in a ring. */
-	if (sbevents_enable(A.sb, 0))
+/* --snapshot at the end: how many were written; 1 if any failed. */
+static int report_snapshots(struct session *S)
+{
+	struct app *A = &S->A;
+	struct fence_counters fc = { 0 };
+	uint64_t hits = 0, fires = 0, drops = 0;
+
+	fence_close(A->fence, &fc);
+	A->fence = NULL;
+	if (A->trig)
+		trigger_counts(A->trig, &hits, &fires, &drops);
+	fprintf(stderr, "ptcapture: %s: %u snapshot(s) written (%" PRIu64 " requested, %"
+		PRIu64 " failed); trigger hits %" PRIu64 "\n", A->o.out, A->nsnap,
+		A->snap_requests, A->snap_failed, hits);
+	if (A->trig && !hits)
+		fprintf(stderr, "ptcapture: warning: the %s was never hit: the function "
+			"did not run there\n", trigger_desc(A->trig));
+	return A->snap_failed ? 1 : 0;
+}
+
+/* Stop the rings, read what is in them, then report as LOST whatever
+ * the kernel dropped without a LOST record in a ring. */
+static void drain_at_end(struct session *S)
+{
+	struct app *A = &S->A;
+	struct rec *r = &S->r;
+
+	if (sbevents_enable(A->sb, 0))
 		fprintf(stderr, "ptcapture: warning: disabling the sideband events: %s\n",
 			strerror(errno));
-	if (sbevents_drain(A.sb, on_record, &r) < 0 && !r.failed)
+	if (sbevents_drain(A->sb, on_record, r) < 0 && !r->failed)
 		fprintf(stderr, "ptcapture: warning: a corrupt sideband ring was skipped\n");
 	/* Last re-copy: how the tracked images look at the end. */
-	if (r.jp && jitpoll_trigger_drain(r.jp) < 0)
-		fail(&r, "reading the poke trigger ring failed");
-	if (r.jp && !r.failed && jitpoll_poll(r.jp) < 0)
-		fail(&r, "out of memory");
-	if (r.jp)
-		jitpoll_counts(r.jp, &r.jpc);
-	if (!r.failed && sbevents_flush_lost(A.sb, on_record, &r, now_ns()) == -1)
-		fail(&r, "reading the sideband events' lost counts failed: %s", strerror(errno));
-	if (A.ap && auxpmu_drain(A.ap, r.pw, on_record, &r, 1))
-		fail(&r, "writing AUX data failed");
-	perfwrite_finished_round(r.pw);
-	if (r.failed) {
-		fprintf(stderr, "ptcapture: %s\n", r.errmsg);
-		goto out;
-	}
-	sbevents_stats(A.sb, &r.sbst);
-	if (out_close(&A, &r, o->out, &fc, &tc, A.t_start, t_end, NULL))
-		goto out;
+	if (r->jp && jitpoll_trigger_drain(r->jp) < 0)
+		fail(r, "reading the poke trigger ring failed");
+	if (r->jp && !r->failed && jitpoll_poll(r->jp) < 0)
+		fail(r, "out of memory");
+	if (r->jp)
+		jitpoll_counts(r->jp, &r->jpc);
+	if (!r->failed && sbevents_flush_lost(A->sb, on_record, r, now_ns()) == -1)
+		fail(r, "reading the sideband events' lost counts failed: %s", strerror(errno));
+	if (A->ap && auxpmu_drain(A->ap, r->pw, on_record, r, 1))
+		fail(r, "writing AUX data failed");
+	perfwrite_finished_round(r->pw);
+}
+
+static void report_capture(const struct session *S, const struct fence_counters *fc,
+			   const struct textmatch_counts *tc)
+{
+	const struct rec *r = &S->r;
+
 	fprintf(stderr, "ptcapture: %s: %" PRIu64 " sideband records (%" PRIu64 " lost), "
 		"%" PRIu64 " BPF images: %" PRIu64 " by prog-info, %" PRIu64 " by fence "
 		"(%" PRIu64 " both, %" PRIu64 " differ), %" PRIu64 " missed; fence drops %" PRIu64 "\n",
-		o->out, r.records, r.lost_events, tc.instances, tc.with_prog_info, tc.with_fence,
-		tc.with_both, tc.both_differ, tc.missed, fc.drops);
-	if (r.jpc.tracked)
+		S->A.o.out, r->records, r->lost_events, tc->instances, tc->with_prog_info,
+		tc->with_fence, tc->with_both, tc->both_differ, tc->missed, fc->drops);
+	if (r->jpc.tracked)
 		fprintf(stderr, "ptcapture: %" PRIu64 " program(s) with tail-call sites re-copied "
 			"%" PRIu64 " times: %" PRIu64 " in-place rewrite(s), %" PRIu64 " uncertain "
-			"window(s), %.3f ms in all\n", r.jpc.tracked, r.jpc.polls, r.jpc.rewrites,
-			tc.uncertain_rows, tc.uncertain_ns / 1e6);
-	rc = 0;
-done:
-	if (WIFEXITED(child_status) && WEXITSTATUS(child_status))
-		rc = WEXITSTATUS(child_status);
-out:
-	if (child > 0) {
-		kill(child, SIGTERM);
-		waitpid(child, NULL, 0);
+			"window(s), %.3f ms in all\n", r->jpc.tracked, r->jpc.polls, r->jpc.rewrites,
+			tc->uncertain_rows, tc->uncertain_ns / 1e6);
+}
+
+/* A full capture at the end: the last of the rings, then the text store,
+ * perf.data's header and info. */
+static int finish_capture(struct session *S)
+{
+	struct app *A = &S->A;
+	struct fence_counters fc = { 0 };
+	struct textmatch_counts tc = { 0 };
+	uint64_t t_end = now_ns();
+
+	fence_close(A->fence, &fc);
+	A->fence = NULL;
+	drain_at_end(S);
+	if (S->r.failed) {
+		fprintf(stderr, "ptcapture: %s\n", S->r.errmsg);
+		return -1;
 	}
-	if (epfd >= 0)
-		close(epfd);
-	if (ctlfd >= 0)
-		close(ctlfd);
-	trigger_close(A.trig);
-	if (A.fence)
-		fence_close(A.fence, NULL);
-	if (r.pw)
-		perfwrite_close(r.pw, err, sizeof(err));
-	jitpoll_free(r.jp);
-	textmatch_free(r.tm);
-	copystore_free(r.cs);
-	recbuf_free(A.rb);
-	auxpmu_close(A.ap);
-	sbevents_close(A.sb);
-	synth_kallsyms_free(ks);
+	sbevents_stats(A->sb, &S->r.sbst);
+	if (out_close(A, &S->r, A->o.out, &fc, &tc, A->t_start, t_end, NULL))
+		return -1;
+	report_capture(S, &fc, &tc);
+	return 0;
+}
+
+static void close_session(struct session *S)
+{
+	struct app *A = &S->A;
+
+	if (S->child > 0) {
+		kill(S->child, SIGTERM);
+		waitpid(S->child, NULL, 0);
+	}
+	if (S->epfd >= 0)
+		close(S->epfd);
+	if (S->ctlfd >= 0)
+		close(S->ctlfd);
+	trigger_close(A->trig);
+	if (A->fence)
+		fence_close(A->fence, NULL);
+	if (S->r.pw)
+		perfwrite_close(S->r.pw, S->err, sizeof(S->err));
+	jitpoll_free(S->r.jp);
+	textmatch_free(S->r.tm);
+	copystore_free(S->r.cs);
+	recbuf_free(A->rb);
+	auxpmu_close(A->ap);
+	sbevents_close(A->sb);
+	synth_kallsyms_free(S->ks);
+}
+
+static int record(int argc, char **argv)
+{
+	struct session S = { .epfd = -1, .ctlfd = -1, .child = -1 };
+	const struct opts *o = &S.A.o;
+	const char *pmu = auxpmu_present();
+	uint64_t free_deferred;
+	int rc = 1;
+
+	if (parse(argc, argv, &S.A.o))
+		return 2;
+	if (check_privileges())
+		return 1;
+	free_deferred = check_environment(&S.A, pmu);
+	umask(077);
+	/* The fence first (its loader's probe programs come and go before
+	 * anything can copy them), then the sideband, then the state at start:
+	 * a program loaded meanwhile is in both, which textmatch merges. */
+	if (open_flight_recorder(&S) || open_text(&S) ||
+	    open_sessions(&S, pmu, free_deferred) || start_output(&S) ||
+	    start_workload(&S) || open_epoll(&S))
+		goto out;
+	run_loop(&S);
+	if (!o->snapshot && finish_capture(&S))
+		goto out;
+	rc = o->snapshot ? report_snapshots(&S) : 0;
+	if (WIFEXITED(S.child_status) && WEXITSTATUS(S.child_status))
+		rc = WEXITSTATUS(S.child_status);
+out:
+	close_session(&S);
 	return rc;
 }
 

@@ -18,7 +18,6 @@
 #include <getopt.h>
 #include <libelf.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +37,7 @@
 #include "ptcapdir.h"
 #include "ptgen.h"
 #include "symtab.h"
+#include "synth_opts.h"
 #include "textstore.h"
 #include "walk.h"
 #include "util.h"
@@ -53,17 +53,6 @@
 #define KERNEL_CYCLES 200        /* simulated time spent in the kernel */
 #define MAX_THREADS 64
 
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-	fprintf(stderr, "ptsynth: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(1);
-}
-
 /* ---------------- options ---------------- */
 
 struct opts {
@@ -76,6 +65,7 @@ struct opts {
 	uint64_t max_insns;
 	unsigned seed;
 	double interrupts;   /* probability per instruction */
+	uint64_t quantum;    /* instructions per thread time slice */
 	int archive;         /* 1: the program's own ELF files, 2: all */
 	char **cmd;
 };
@@ -158,7 +148,7 @@ static struct perfwrite_sid sid_for(struct synth *s, uint32_t tid, uint64_t id)
 static void check(struct synth *s, int r, const char *what)
 {
 	if (r < 0)
-		die("%s failed: %s", what, ptd_strerror(r));
+		synth_die("%s failed: %s", what, ptd_strerror(r));
 }
 
 /* ---------------- build ids ---------------- */
@@ -236,7 +226,7 @@ static void scan_maps(struct synth *s)
 			continue;
 		if (util_grow((void **)&s->maps, &s->maps_cap, s->nmaps + 1,
 			      sizeof(*s->maps)) < 0)
-			die("out of memory");
+			synth_die("out of memory");
 		m = &s->maps[s->nmaps++];
 		memset(m, 0, sizeof(*m));
 		m->start = st; m->end = en; m->pgoff = off; m->ino = ino;
@@ -273,7 +263,7 @@ static struct page *page_get(struct synth *s, uint64_t addr)
 		size_t ncap = s->pages_cap ? s->pages_cap * 2 : 1024, j;
 		struct page *np = calloc(ncap, sizeof(*np));
 		if (!np)
-			die("out of memory");
+			synth_die("out of memory");
 		for (j = 0; j < s->pages_cap; j++) {
 			struct page *p = &s->pages[j];
 			if (!p->addr)
@@ -348,7 +338,7 @@ static const struct ptgen_insn *insn_at(struct synth *s, uint64_t ip)
 		size_t ncap = s->ic_cap ? s->ic_cap * 2 : 65536, j;
 		struct icache_ent *nic = calloc(ncap, sizeof(*nic));
 		if (!nic)
-			die("out of memory");
+			synth_die("out of memory");
 		for (j = 0; j < s->ic_cap; j++) {
 			if (!s->ic[j].used)
 				continue;
@@ -396,7 +386,7 @@ static const struct ptgen_insn *insn_at(struct synth *s, uint64_t ip)
 		}
 	}
 	if (!avail)
-		die("cannot read the instruction at %#llx", (unsigned long long)ip);
+		synth_die("cannot read the instruction at %#llx", (unsigned long long)ip);
 	if (classify(s, ip, code, avail, &s->ic[i].in) < 0) {
 		/* capstone 4 lacks some EVEX/VEX encodings (AVX-512 string
 		 * functions in libc); none of those is a branch. */
@@ -408,7 +398,7 @@ static const struct ptgen_insn *insn_at(struct synth *s, uint64_t ip)
 			k++;
 		if (k >= avail || (code[k] != 0x62 && code[k] != 0xc4 && code[k] != 0xc5 &&
 				   code[k] != 0x8f))
-			die("cannot decode the instruction at %#llx", (unsigned long long)ip);
+			synth_die("cannot decode the instruction at %#llx", (unsigned long long)ip);
 		memset(&s->ic[i].in, 0, sizeof(s->ic[i].in));
 		s->ic[i].in.cls = PTG_OTHER;
 		s->ic[i].in.len = 15;   /* only used to mark pages */
@@ -508,7 +498,7 @@ static void write_jit(struct synth *s, const char *dir)
 		base = base ? base + 1 : path;
 		snprintf(out, sizeof(out), "%s/jit", dir);
 		if (mkdir(out, 0700) < 0 && errno != EEXIST)
-			die("cannot create %s: %s", out, strerror(errno));
+			synth_die("cannot create %s: %s", out, strerror(errno));
 		snprintf(out, sizeof(out), "%s/jit/%s", dir, base);
 		rc = jitconv_copy_dump(s->jc, path, out, err, sizeof(err));
 		if (rc < 0) {
@@ -590,7 +580,7 @@ static size_t write_archive(struct synth *s, const char *dir)
 	size_t n = 0;
 
 	if (!ran)
-		die("out of memory");
+		synth_die("out of memory");
 	for (size_t i = 0; i < s->pages_cap; i++)
 		if (s->pages[i].addr && s->pages[i].executed && s->pages[i].map >= 0)
 			ran[s->pages[i].map] = 1;
@@ -652,7 +642,7 @@ static void write_text_store(struct synth *s, const char *dir)
 	/* Sorted executed pages; adjacent ones of one mapping form one row. */
 	addrs = malloc((s->npages + 1) * sizeof(*addrs));
 	if (!addrs)
-		die("out of memory");
+		synth_die("out of memory");
 	for (i = 0; i < s->pages_cap; i++) {
 		const struct page *pg = &s->pages[i];
 
@@ -699,7 +689,7 @@ static void write_text_store(struct synth *s, const char *dir)
 			j++;
 		bytes = malloc((j - i) * PAGE);
 		if (!bytes)
-			die("out of memory");
+			synth_die("out of memory");
 		for (k = i; k < j; k++)
 			memcpy(bytes + (k - i) * PAGE, page_get(s, addrs[k])->bytes, PAGE);
 		memset(&e, 0, sizeof(e));
@@ -766,7 +756,7 @@ static struct tinfo *tadd(struct sched *sc, pid_t tid)
 {
 	struct tinfo *t;
 	if (sc->n >= MAX_THREADS)
-		die("more than %d threads", MAX_THREADS);
+		synth_die("more than %d threads", MAX_THREADS);
 	t = &sc->t[sc->n++];
 	memset(t, 0, sizeof(*t));
 	t->tid = tid;
@@ -779,7 +769,7 @@ static uint64_t get_ip(pid_t tid, long *orig_rax)
 {
 	struct user_regs_struct r;
 	if (ptrace(PTRACE_GETREGS, tid, 0, &r) < 0)
-		die("PTRACE_GETREGS %d: %s", tid, strerror(errno));
+		synth_die("PTRACE_GETREGS %d: %s", tid, strerror(errno));
 	if (orig_rax)
 		*orig_rax = (long)r.orig_rax;
 	return r.rip;
@@ -843,13 +833,13 @@ static void step_by_breakpoint(struct tinfo *t)
 	errno = 0;
 	w = ptrace(PTRACE_PEEKTEXT, t->tid, (void *)a, 0);
 	if (errno)
-		die("PTRACE_PEEKTEXT %#llx: %s", (unsigned long long)a, strerror(errno));
+		synth_die("PTRACE_PEEKTEXT %#llx: %s", (unsigned long long)a, strerror(errno));
 	if (ptrace(PTRACE_POKETEXT, t->tid, (void *)a, (void *)((w & ~0xffL) | 0xcc)) < 0)
-		die("PTRACE_POKETEXT %#llx: %s", (unsigned long long)a, strerror(errno));
+		synth_die("PTRACE_POKETEXT %#llx: %s", (unsigned long long)a, strerror(errno));
 	t->bp_addr = a;
 	t->bp_word = w;
 	if (ptrace(PTRACE_CONT, t->tid, 0, 0) < 0)
-		die("PTRACE_CONT %d: %s", t->tid, strerror(errno));
+		synth_die("PTRACE_CONT %d: %s", t->tid, strerror(errno));
 }
 
 /* Removes the int3 of step_by_breakpoint; a stop on it is reported as
@@ -861,12 +851,12 @@ static void remove_breakpoint(struct tinfo *t, int status)
 	if (!t->bp_addr)
 		return;
 	if (ptrace(PTRACE_POKETEXT, t->tid, (void *)t->bp_addr, (void *)t->bp_word) < 0)
-		die("PTRACE_POKETEXT %#llx: %s", (unsigned long long)t->bp_addr, strerror(errno));
+		synth_die("PTRACE_POKETEXT %#llx: %s", (unsigned long long)t->bp_addr, strerror(errno));
 	if (WSTOPSIG(status) == SIGTRAP && ptrace(PTRACE_GETREGS, t->tid, 0, &r) == 0 &&
 	    r.rip == t->bp_addr + 1) {
 		r.rip = t->bp_addr;
 		if (ptrace(PTRACE_SETREGS, t->tid, 0, &r) < 0)
-			die("PTRACE_SETREGS %d: %s", t->tid, strerror(errno));
+			synth_die("PTRACE_SETREGS %d: %s", t->tid, strerror(errno));
 	}
 	t->bp_addr = 0;
 }
@@ -876,12 +866,12 @@ static void remove_breakpoint(struct tinfo *t, int status)
 static void check_step(const struct tinfo *t, uint64_t rip)
 {
 	if (t->in->cls == PTG_OTHER && !t->in->len_unknown && rip != t->ip + t->in->len)
-		die("the single-step trap after the instruction at %#llx came at %#llx, "
-		    "not at the next instruction (%#llx): this machine (a hypervisor "
-		    "emulating that instruction?) delays single-step traps, so the "
-		    "ground truth would miss instructions",
-		    (unsigned long long)t->ip, (unsigned long long)rip,
-		    (unsigned long long)(t->ip + t->in->len));
+		synth_die("the single-step trap after the instruction at %#llx came at %#llx, "
+			  "not at the next instruction (%#llx): this machine (a hypervisor "
+			  "emulating that instruction?) delays single-step traps, so the "
+			  "ground truth would miss instructions",
+			  (unsigned long long)t->ip, (unsigned long long)rip,
+			  (unsigned long long)(t->ip + t->in->len));
 }
 
 /* Handles one wait status of thread tid. */
@@ -921,7 +911,7 @@ static void process_stop(struct synth *s, struct sched *sc, pid_t tid, int statu
 		}
 		/* The syscall continues; its step report comes next. */
 		if (ptrace(PTRACE_SINGLESTEP, tid, 0, 0) < 0)
-			die("PTRACE_SINGLESTEP: %s", strerror(errno));
+			synth_die("PTRACE_SINGLESTEP: %s", strerror(errno));
 		return;
 	}
 	if (t->st == T_NEW) {
@@ -950,7 +940,7 @@ static void process_stop(struct synth *s, struct sched *sc, pid_t tid, int statu
 			check_step(t, rip);
 			if (!t->credited) {
 				if (!is_cur)
-					die("internal: thread %d ran while off the CPU", tid);
+					synth_die("internal: thread %d ran while off the CPU", tid);
 				credit(s, t, rip);
 			}
 			t->credited = 0;
@@ -990,7 +980,7 @@ static pid_t wait_one(int *status, int timeout_ms)
 			r = waitpid(-1, status, __WALL);
 		while (r < 0 && errno == EINTR);
 		if (r < 0)
-			die("waitpid: %s", strerror(errno));
+			synth_die("waitpid: %s", strerror(errno));
 		return r;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -999,7 +989,7 @@ static pid_t wait_one(int *status, int timeout_ms)
 		if (r > 0)
 			return r;
 		if (r < 0 && errno != EINTR)
-			die("waitpid: %s", strerror(errno));
+			synth_die("waitpid: %s", strerror(errno));
 		if (++spins > 200) {
 			struct timespec d = { 0, 50000 };
 			nanosleep(&d, NULL);
@@ -1116,7 +1106,7 @@ static void trace(struct synth *s, struct sched *sc)
 		if (t->in->trap_late && !sig)
 			step_by_breakpoint(t);
 		else if (ptrace(PTRACE_SINGLESTEP, t->tid, 0, sig) < 0)
-			die("PTRACE_SINGLESTEP %d: %s", t->tid, strerror(errno));
+			synth_die("PTRACE_SINGLESTEP %d: %s", t->tid, strerror(errno));
 		t->st = T_RUNNING;
 		sc->slice++;
 		while (t->st == T_RUNNING) {
@@ -1136,54 +1126,29 @@ static void trace(struct synth *s, struct sched *sc)
 
 /* ---------------- main ---------------- */
 
-static void usage(void)
-{
-	fprintf(stderr,
-		"usage: ptsynth record -o OUT.ptd [options] -- CMD [ARGS]\n"
-		"       ptsynth walk -o OUT.ptd --from CAPTURE.ptd [options] [WALKSPEC]\n"
-		"         (a walk through a capture's BPF/JIT text; ptsynth walk --help)\n"
-		"  --psb-period N   bytes between PSB packets (default 4096)\n"
-		"  --noretcomp      no return compression\n"
-		"  --no-long-tnt    only short (<= 6 bit) TNT packets\n"
-		"  --no-tsc         no TSC packets (timeless)\n"
-		"  --mtc            MTC (and TMA) timing packets\n"
-		"  --mtc-period N   MTC every 2^N crystal clock ticks (default 3)\n"
-		"  --cyc            CYC packets (cycle-accurate mode, threshold 0)\n"
-		"  --cycles N       simulated cycles per instruction (default 1)\n"
-		"  --interrupts P   random asynchronous interrupts, probability per insn\n"
-		"  --seed N         seed for --interrupts (default 1)\n"
-		"  --quantum N      instructions per thread time slice (default 2000)\n"
-		"  --max-insns N    stop (kill CMD) after N instructions\n"
-		"  --aslr           keep address space randomisation\n"
-		"  --no-archive     do not copy the program's own ELF files (those\n"
-		"                   outside /usr, /lib, /bin, /sbin, /etc) into\n"
-		"                   OUT.ptd/.build-id/, where ptdecode finds them\n"
-		"                   by build id: without them the capture decodes\n"
-		"                   with symbols only where the same files exist\n"
-		"  --archive-all    copy the system's ELF files (libc, ld.so) too\n");
-	exit(2);
-}
-
-static void shell_quote(FILE *f, const char *a)
-{
-	const char *p;
-	int plain = *a != 0;
-	for (p = a; *p; p++)
-		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+@%", *p))
-			plain = 0;
-	if (plain) {
-		fputs(a, f);
-		return;
-	}
-	fputc('\'', f);
-	for (p = a; *p; p++) {
-		if (*p == '\'')
-			fputs("'\\''", f);
-		else
-			fputc(*p, f);
-	}
-	fputc('\'', f);
-}
+static const char usage_text[] =
+	"usage: ptsynth record -o OUT.ptd [options] -- CMD [ARGS]\n"
+	"       ptsynth walk -o OUT.ptd --from CAPTURE.ptd [options] [WALKSPEC]\n"
+	"         (a walk through a capture's BPF/JIT text; ptsynth walk --help)\n"
+	"  --psb-period N   bytes between PSB packets (default 4096)\n"
+	"  --noretcomp      no return compression\n"
+	"  --no-long-tnt    only short (<= 6 bit) TNT packets\n"
+	"  --no-tsc         no TSC packets (timeless)\n"
+	"  --mtc            MTC (and TMA) timing packets\n"
+	"  --mtc-period N   MTC every 2^N crystal clock ticks (default 3)\n"
+	"  --cyc            CYC packets (cycle-accurate mode, threshold 0)\n"
+	"  --cycles N       simulated cycles per instruction (default 1)\n"
+	"  --interrupts P   random asynchronous interrupts, probability per insn\n"
+	"  --seed N         seed for --interrupts (default 1)\n"
+	"  --quantum N      instructions per thread time slice (default 2000)\n"
+	"  --max-insns N    stop (kill CMD) after N instructions\n"
+	"  --aslr           keep address space randomisation\n"
+	"  --no-archive     do not copy the program's own ELF files (those\n"
+	"                   outside /usr, /lib, /bin, /sbin, /etc) into\n"
+	"                   OUT.ptd/.build-id/, where ptdecode finds them\n"
+	"                   by build id: without them the capture decodes\n"
+	"                   with symbols only where the same files exist\n"
+	"  --archive-all    copy the system's ELF files (libc, ld.so) too\n";
 
 static FILE *create_file(const char *dir, const char *name)
 {
@@ -1194,7 +1159,7 @@ static FILE *create_file(const char *dir, const char *name)
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0 || !(f = fdopen(fd, "w")))
-		die("cannot create %s: %s", path, strerror(errno));
+		synth_die("cannot create %s: %s", path, strerror(errno));
 	return f;
 }
 
@@ -1208,7 +1173,32 @@ static void write_features(struct synth *s, int argc, char **argv)
 						s->maps[k].bid_len, s->maps[k].path);
 }
 
-int main(int argc, char **argv)
+/* One option of ptsynth record. */
+static void set_opt(void *ctx, int c, const char *arg)
+{
+	struct opts *o = ctx;
+
+	switch (c) {
+	case 'o': o->out = arg; break;
+	case 'p': o->psb_period = (uint32_t)strtoul(arg, NULL, 0); break;
+	case 'R': o->retcomp = 0; break;
+	case 'L': o->long_tnt = 0; break;
+	case 'T': o->tsc = 0; break;
+	case 'M': o->mtc = 1; break;
+	case 'P': o->mtc_period = (uint32_t)strtoul(arg, NULL, 0); break;
+	case 'C': o->cyc = 1; break;
+	case 'c': o->cpi = (uint32_t)strtoul(arg, NULL, 0); break;
+	case 'i': o->interrupts = strtod(arg, NULL); break;
+	case 's': o->seed = (unsigned)strtoul(arg, NULL, 0); break;
+	case 'q': o->quantum = strtoull(arg, NULL, 0); break;
+	case 'm': o->max_insns = strtoull(arg, NULL, 0); break;
+	case 'A': o->aslr = 1; break;
+	case 'N': o->archive = 0; break;
+	case 'Z': o->archive = 2; break;
+	}
+}
+
+static void parse_opts(struct synth *s, struct sched *sc, int argc, char **argv)
 {
 	static const struct option lopts[] = {
 		{ "output", required_argument, NULL, 'o' },
@@ -1229,78 +1219,52 @@ int main(int argc, char **argv)
 		{ "archive-all", no_argument, NULL, 'Z' },
 		{ NULL, 0, NULL, 0 }
 	};
-	static struct synth S;
-	static struct sched sc;
-	struct synth *s = &S;
-	struct ptgen_opts go = { 0 };
-	struct ptgen_stats gs;
-	char path[4096];
-	FILE *f;
-	int c, status, i;
-	size_t narchived;
-	pid_t pid;
+	struct opts *o = &s->o;
+	int first;
 
-	if (argc >= 2 && !strcmp(argv[1], "walk"))
-		return walk_main(argc, argv);
-	if (argc < 2 || strcmp(argv[1], "record"))
-		usage();
-	s->o.psb_period = 4096;
-	s->o.retcomp = 1;
-	s->o.long_tnt = 1;
-	s->o.tsc = 1;
-	s->o.mtc_period = 3;   /* perf's default */
-	s->o.cpi = 1;
-	s->o.seed = 1;
-	s->o.archive = 1;
-	sc.quantum = 2000;
-	optind = 2;
-	while ((c = getopt_long(argc, argv, "+o:", lopts, NULL)) != -1) {
-		switch (c) {
-		case 'o': s->o.out = optarg; break;
-		case 'p': s->o.psb_period = (uint32_t)strtoul(optarg, NULL, 0); break;
-		case 'R': s->o.retcomp = 0; break;
-		case 'L': s->o.long_tnt = 0; break;
-		case 'T': s->o.tsc = 0; break;
-		case 'M': s->o.mtc = 1; break;
-		case 'P': s->o.mtc_period = (uint32_t)strtoul(optarg, NULL, 0); break;
-		case 'C': s->o.cyc = 1; break;
-		case 'c': s->o.cpi = (uint32_t)strtoul(optarg, NULL, 0); break;
-		case 'i': s->o.interrupts = strtod(optarg, NULL); break;
-		case 's': s->o.seed = (unsigned)strtoul(optarg, NULL, 0); break;
-		case 'q': sc.quantum = strtoull(optarg, NULL, 0); break;
-		case 'm': s->o.max_insns = strtoull(optarg, NULL, 0); break;
-		case 'A': s->o.aslr = 1; break;
-		case 'N': s->o.archive = 0; break;
-		case 'Z': s->o.archive = 2; break;
-		default: usage();
-		}
-	}
-	if (!s->o.out || optind >= argc)
-		usage();
-	if (s->o.psb_period < 64 || s->o.psb_period > 65536)
-		die("--psb-period must be 64..65536");
-	if (s->o.mtc_period > 15)
-		die("--mtc-period must be 0..15");
-	if ((s->o.mtc || s->o.cyc) && !s->o.tsc)
-		die("--mtc and --cyc need TSC packets (drop --no-tsc)");
-	if (!sc.quantum)
-		sc.quantum = 1;
-	s->o.cmd = argv + optind;
-	sc.rng = 0x9e3779b97f4a7c15ull ^ s->o.seed;
-	if (!sc.rng)
-		sc.rng = 1;
+	o->psb_period = 4096;
+	o->retcomp = 1;
+	o->long_tnt = 1;
+	o->tsc = 1;
+	o->mtc_period = 3;   /* perf's default */
+	o->cpi = 1;
+	o->seed = 1;
+	o->quantum = 2000;
+	o->archive = 1;
+	first = synth_parse_opts(argc, argv, "+o:", lopts, set_opt, o, usage_text);
+	if (!o->out || first >= argc)
+		synth_usage(usage_text);
+	synth_check_psb_period(o->psb_period);
+	if (o->mtc_period > 15)
+		synth_die("--mtc-period must be 0..15");
+	if ((o->mtc || o->cyc) && !o->tsc)
+		synth_die("--mtc and --cyc need TSC packets (drop --no-tsc)");
+	sc->quantum = o->quantum ? o->quantum : 1;
+	o->cmd = argv + first;
+	sc->rng = synth_rng_init(o->seed);
+}
 
+/* OUT, and the ELF and disassembler libraries. */
+static void set_up(struct synth *s)
+{
 	if (mkdir(s->o.out, 0700) < 0 && errno != EEXIST)
-		die("cannot create %s: %s", s->o.out, strerror(errno));
+		synth_die("cannot create %s: %s", s->o.out, strerror(errno));
 	if (elf_version(EV_CURRENT) == EV_NONE)
-		die("libelf too old");
+		synth_die("libelf too old");
 	if (cs_open(CS_ARCH_X86, CS_MODE_64, &s->cs) != CS_ERR_OK)
-		die("capstone cs_open failed");
+		synth_die("capstone cs_open failed");
 	cs_option(s->cs, CS_OPT_DETAIL, CS_OPT_ON);
+}
 
-	pid = fork();
+/* CMD under ptrace, stopped at its exec, and its memory. */
+static void start_cmd(struct synth *s)
+{
+	char path[4096];
+	int status;
+	pid_t pid = fork();
+
 	if (pid < 0)
-		die("fork: %s", strerror(errno));
+		synth_die("fork: %s", strerror(errno));
 	if (!pid) {
 		if (!s->o.aslr)
 			personality(ADDR_NO_RANDOMIZE);
@@ -1311,26 +1275,30 @@ int main(int argc, char **argv)
 	}
 	s->pid = pid;
 	if (waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status))
-		die("%s did not start (status %#x)", s->o.cmd[0], status);
+		synth_die("%s did not start (status %#x)", s->o.cmd[0], status);
 	if (ptrace(PTRACE_SETOPTIONS, pid, 0,
 		   PTRACE_O_EXITKILL | PTRACE_O_TRACECLONE) < 0)
-		die("PTRACE_SETOPTIONS: %s", strerror(errno));
+		synth_die("PTRACE_SETOPTIONS: %s", strerror(errno));
 	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
 	s->memfd = open(path, O_RDONLY | O_CLOEXEC);
 	if (s->memfd < 0)
-		die("cannot open %s: %s", path, strerror(errno));
+		synth_die("cannot open %s: %s", path, strerror(errno));
+}
 
-	/* perf.data: the intel_pt attr and the sideband (dummy) attr. */
+/* perf.data (the intel_pt attr and the sideband (dummy) attr), the packet
+ * generator and expected.insn. */
+static void open_trace(struct synth *s)
+{
+	struct ptcap_opts po = { .tsc = s->o.tsc, .retcomp = s->o.retcomp,
+				 .mtc = s->o.mtc, .mtc_period = s->o.mtc_period,
+				 .cyc = s->o.cyc, PTCAP_DEFAULTS };
+	struct ptgen_opts go = { 0 };
+	char path[4096];
+
 	snprintf(path, sizeof(path), "%s/perf.data", s->o.out);
-	{
-		struct ptcap_opts po = { .tsc = s->o.tsc, .retcomp = s->o.retcomp,
-					 .mtc = s->o.mtc, .mtc_period = s->o.mtc_period,
-					 .cyc = s->o.cyc, PTCAP_DEFAULTS };
-
-		if (perfwrite_open(&s->pw, path, s->err, sizeof(s->err)))
-			die("%s", s->err);
-		check(s, ptcap_begin(s->pw, &po), "attrs and AUXTRACE_INFO");
-	}
+	if (perfwrite_open(&s->pw, path, s->err, sizeof(s->err)))
+		synth_die("%s", s->err);
+	check(s, ptcap_begin(s->pw, &po), "attrs and AUXTRACE_INFO");
 	go.psb_period = s->o.psb_period;
 	go.retcomp = s->o.retcomp;
 	go.long_tnt = s->o.long_tnt;
@@ -1344,79 +1312,105 @@ int main(int argc, char **argv)
 	go.tsc0 = 0x10000000ull;
 	go.cbr = 32;
 	if (ptgen_new(&s->gen, &go, flush_piece, s) < 0)
-		die("cannot set up the packet generator");
-
+		synth_die("cannot set up the packet generator");
 	s->expected = create_file(s->o.out, "expected.insn");
-	{
-		struct perfwrite_sid sid;
-		const char *comm = strrchr(s->o.cmd[0], '/');
-		char cbuf[16];
-		snprintf(cbuf, sizeof(cbuf), "%s", comm ? comm + 1 : s->o.cmd[0]);
-		emit_fork(s, NULL, pid);
-		sid = sid_for(s, (uint32_t)pid, DUMMY_ID);
-		check(s, perfwrite_comm(s->pw, &sid, (uint32_t)pid, (uint32_t)pid, cbuf, 1), "COMM");
-		scan_maps(s);
-		sid = sid_for(s, (uint32_t)pid, PT_ID);
-		check(s, perfwrite_itrace_start(s->pw, &sid, (uint32_t)pid, (uint32_t)pid), "ITRACE_START");
-		sid = sid_for(s, (uint32_t)pid, DUMMY_ID);
-		check(s, perfwrite_switch_cpu_wide(s->pw, &sid, 0, 0, 0, 0), "SWITCH");
-		ptgen_advance(s->gen, KERNEL_CYCLES);
-	}
-	{
-		struct tinfo *t = tadd(&sc, pid);
-		t->st = T_READY;
-		t->ip = get_ip(pid, NULL);
-		sc.cur = 0;
-	}
-	if (!(s->jc = jitconv_new()))
-		die("out of memory");
-	clock_pair(s);
-	trace(s, &sc);
-	clock_pair(s);
+}
+
+/* The sideband of CMD's start, and its first thread on the CPU. */
+static void start_thread(struct synth *s, struct sched *sc)
+{
+	struct perfwrite_sid sid;
+	const char *comm = strrchr(s->o.cmd[0], '/');
+	char cbuf[16];
+	struct tinfo *t;
+
+	snprintf(cbuf, sizeof(cbuf), "%s", comm ? comm + 1 : s->o.cmd[0]);
+	emit_fork(s, NULL, s->pid);
+	sid = sid_for(s, (uint32_t)s->pid, DUMMY_ID);
+	check(s, perfwrite_comm(s->pw, &sid, (uint32_t)s->pid, (uint32_t)s->pid, cbuf, 1), "COMM");
+	scan_maps(s);
+	sid = sid_for(s, (uint32_t)s->pid, PT_ID);
+	check(s, perfwrite_itrace_start(s->pw, &sid, (uint32_t)s->pid, (uint32_t)s->pid),
+	      "ITRACE_START");
+	sid = sid_for(s, (uint32_t)s->pid, DUMMY_ID);
+	check(s, perfwrite_switch_cpu_wide(s->pw, &sid, 0, 0, 0, 0), "SWITCH");
+	ptgen_advance(s->gen, KERNEL_CYCLES);
+	t = tadd(sc, s->pid);
+	t->st = T_READY;
+	t->ip = get_ip(s->pid, NULL);
+	sc->cur = 0;
+}
+
+/* The end of the trace, perf.data's features and expected.insn closed. */
+static void finish_trace(struct synth *s, int argc, char **argv)
+{
 	check(s, ptgen_finish(s->gen), "packet generation");
 	write_features(s, argc, argv);
 	if (perfwrite_close(s->pw, s->err, sizeof(s->err)))
-		die("%s", s->err);
+		synth_die("%s", s->err);
 	if (fclose(s->expected))
-		die("cannot write expected.insn");
-	write_jit(s, s->o.out);
-	write_text_store(s, s->o.out);
-	narchived = s->o.archive ? write_archive(s, s->o.out) : 0;
+		synth_die("cannot write expected.insn");
+}
 
-	f = create_file(s->o.out, "cmd");
-	for (i = 0; i < argc; i++) {
-		if (i)
-			fputc(' ', f);
-		shell_quote(f, argv[i]);
-	}
-	fputc('\n', f);
-	fclose(f);
-	ptgen_get_stats(s->gen, &gs);
-	f = create_file(s->o.out, "info");
+static void write_info(struct synth *s, const struct sched *sc, const struct ptgen_stats *gs)
+{
+	FILE *f = create_file(s->o.out, "info");
+
 	fprintf(f, "tool=ptsynth\nversion=%s\ncpu=%s\npmu_type=%d\n", ptd_version(),
 		CPUID_STR, PT_PMU_TYPE);
 	fprintf(f, "psb_period=%u\nretcomp=%d\nlong_tnt=%d\ntsc=%d\ncycles_per_insn=%u\n",
 		s->o.psb_period, s->o.retcomp, s->o.long_tnt, s->o.tsc, s->o.cpi);
 	fprintf(f, "mtc=%d\nmtc_period=%u\ncyc=%d\n", s->o.mtc, s->o.mtc_period, s->o.cyc);
 	fprintf(f, "interrupts=%g\nseed=%u\nquantum=%llu\naslr=%d\n", s->o.interrupts,
-		s->o.seed, (unsigned long long)sc.quantum, s->o.aslr);
+		s->o.seed, (unsigned long long)sc->quantum, s->o.aslr);
 	fprintf(f, "time_shift=%d\ntime_mult=%d\ntime_zero=%llu\n", TIME_SHIFT,
 		TIME_MULT, (unsigned long long)TIME_ZERO);
 	fprintf(f, "instructions=%llu\nthreads=%d\nswitches=%llu\nsignals=%llu\n"
-		"interrupts_injected=%llu\n", (unsigned long long)s->ninsns, sc.n,
+		"interrupts_injected=%llu\n", (unsigned long long)s->ninsns, sc->n,
 		(unsigned long long)s->nswitches, (unsigned long long)s->nsignals,
 		(unsigned long long)s->ninterrupts);
 	fprintf(f, "trace_bytes=%llu\npsbs=%llu\ntnt_bits=%llu\ntips=%llu\n"
 		"rets_compressed=%llu\npges=%llu\npgds=%llu\n",
-		(unsigned long long)gs.bytes, (unsigned long long)gs.psbs,
-		(unsigned long long)gs.tnt_bits, (unsigned long long)gs.tips,
-		(unsigned long long)gs.rets_compressed, (unsigned long long)gs.pges,
-		(unsigned long long)gs.pgds);
-	fprintf(f, "tscs=%llu\nmtcs=%llu\ncycs=%llu\n", (unsigned long long)gs.tscs,
-		(unsigned long long)gs.mtcs, (unsigned long long)gs.cycs);
+		(unsigned long long)gs->bytes, (unsigned long long)gs->psbs,
+		(unsigned long long)gs->tnt_bits, (unsigned long long)gs->tips,
+		(unsigned long long)gs->rets_compressed, (unsigned long long)gs->pges,
+		(unsigned long long)gs->pgds);
+	fprintf(f, "tscs=%llu\nmtcs=%llu\ncycs=%llu\n", (unsigned long long)gs->tscs,
+		(unsigned long long)gs->mtcs, (unsigned long long)gs->cycs);
 	if (s->jit_dumps || s->jit_dump_errors)
 		jit_report(s, f);
 	fclose(f);
+}
+
+int main(int argc, char **argv)
+{
+	static struct synth S;
+	static struct sched sc;
+	struct synth *s = &S;
+	struct ptgen_stats gs;
+	size_t narchived;
+
+	if (argc >= 2 && !strcmp(argv[1], "walk"))
+		return walk_main(argc, argv);
+	if (argc < 2 || strcmp(argv[1], "record"))
+		synth_usage(usage_text);
+	parse_opts(s, &sc, argc, argv);
+	set_up(s);
+	start_cmd(s);
+	open_trace(s);
+	start_thread(s, &sc);
+	if (!(s->jc = jitconv_new()))
+		synth_die("out of memory");
+	clock_pair(s);
+	trace(s, &sc);
+	clock_pair(s);
+	finish_trace(s, argc, argv);
+	write_jit(s, s->o.out);
+	write_text_store(s, s->o.out);
+	narchived = s->o.archive ? write_archive(s, s->o.out) : 0;
+	synth_write_cmd(create_file(s->o.out, "cmd"), argc, argv);
+	ptgen_get_stats(s->gen, &gs);
+	write_info(s, &sc, &gs);
 	jitconv_free(s->jc);
 	ptgen_free(s->gen);
 	cs_close(&s->cs);

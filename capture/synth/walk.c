@@ -45,7 +45,6 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +56,7 @@
 #include "ptdecode.h"
 #include "ptcapdir.h"
 #include "ptgen.h"
+#include "synth_opts.h"
 #include "textstore.h"
 #include "util.h"
 
@@ -69,21 +69,10 @@
 #define OUTSIDE_IP 0xffffffff81000000ull
 #define MAX_STACK 256
 
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-	fprintf(stderr, "ptsynth walk: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(1);
-}
-
 static void *xgrow(void *p, size_t *cap, size_t need, size_t size)
 {
 	if (util_grow(&p, cap, need, size) < 0)
-		die("out of memory");
+		synth_die("out of memory");
 	return p;
 }
 
@@ -134,6 +123,8 @@ struct walk {
 	int32_t pid;
 	const char *comm;       /* --comm: COMM/MMAP2 of these processes only */
 	int bpf_used;           /* --bpf-used: bpf/ files of walked programs */
+	const char **texts, **codes; /* --text DIRs and --code specs */
+	size_t ntexts, ncodes;
 	struct row *rows;
 	size_t nrows, rcap;
 	struct segment *segs;
@@ -152,7 +143,7 @@ struct walk {
 	size_t npieces, pcap;
 	csh cs;
 	struct ptgen *gen;
-	FILE *expected;
+	FILE *expected, *log;
 	uint64_t ninsns, nleaves, nenters, nrandom;
 	char err[512];
 };
@@ -173,7 +164,7 @@ static uint64_t parse_u64(const char *s, const char *what)
 	errno = 0;
 	v = strtoull(s, &end, 0);
 	if (errno || end == s || *end)
-		die("bad %s '%s'", what, s);
+		synth_die("bad %s '%s'", what, s);
 	return v;
 }
 
@@ -196,7 +187,7 @@ static void load_store(struct walk *w, const char *dir, int extra)
 	char err[512];
 
 	if (textstore_open(dir, &ts, err, sizeof(err)))
-		die("%s", err);
+		synth_die("%s", err);
 	w->stores = xgrow(w->stores, &w->stcap, w->nstores + 1, sizeof(*w->stores));
 	w->stores[w->nstores++] = ts;
 	for (size_t i = 0; i < textstore_count(ts); i++) {
@@ -221,19 +212,19 @@ static void load_code(struct walk *w, const char *spec)
 	int n = 0;
 
 	if (!s)
-		die("out of memory");
+		synth_die("out of memory");
 	/* the file name may not contain ':' */
 	for (char *t = strtok_r(s, ":", &save); t && n < 5; t = strtok_r(NULL, ":", &save))
 		f[n++] = t;
 	if (n != 2 && n != 4)
-		die("--code wants FILE:ADDR or FILE:ADDR:FROM:TO, not '%s'", spec);
+		synth_die("--code wants FILE:ADDR or FILE:ADDR:FROM:TO, not '%s'", spec);
 	if (util_map_file(f[0], &m, w->err, sizeof(w->err)) < 0)
-		die("%s", w->err);
+		synth_die("%s", w->err);
 	if (!m.size)
-		die("--code %s: the file is empty", f[0]);
+		synth_die("--code %s: the file is empty", f[0]);
 	copy = malloc(m.size);
 	if (!copy)
-		die("out of memory");
+		synth_die("out of memory");
 	memcpy(copy, m.data, m.size);
 	memset(&e, 0, sizeof(e));
 	snprintf(e.kind, sizeof(e.kind), "jit");
@@ -243,7 +234,7 @@ static void load_code(struct walk *w, const char *spec)
 	e.valid_to = n == 4 && strcmp(f[3], "-") ? parse_u64(f[3], "--code valid-to")
 						  : TEXTSTORE_OPEN_END;
 	if (e.valid_to <= e.valid_from)
-		die("--code %s: empty time window", spec);
+		synth_die("--code %s: empty time window", spec);
 	e.pid = -1;
 	snprintf(e.source, sizeof(e.source), "file");
 	snprintf(e.tag, sizeof(e.tag), "-");
@@ -320,9 +311,9 @@ static struct row *row_at(struct walk *w, uint64_t addr, uint64_t t)
 		if (!best->bytes || (r->bytes && (r->e.start != best->e.start ||
 						  strcmp(r->e.hash, best->e.hash)))) {
 			if (best->bytes && r->bytes)
-				die("%#" PRIx64 " at time %" PRIu64 ": two versions of the "
-				    "code (%s, %s) are valid at once", addr, t,
-				    best->e.name, r->e.name);
+				synth_die("%#" PRIx64 " at time %" PRIu64 ": two versions of the "
+					  "code (%s, %s) are valid at once", addr, t,
+					  best->e.name, r->e.name);
 			if (r->bytes)
 				best = r;
 		}
@@ -382,7 +373,7 @@ static void classify(struct walk *w, const struct row *r, uint64_t ip,
 	size_t avail = r->e.len - off < 16 ? (size_t)(r->e.len - off) : 16;
 
 	if (ptgen_classify(w->cs, ip, r->bytes + off, avail, out))
-		die("cannot decode the instruction at %#" PRIx64 " in %s", ip, r->e.name);
+		synth_die("cannot decode the instruction at %#" PRIx64 " in %s", ip, r->e.name);
 }
 
 static int lookup_target(const struct walk *w, uint64_t from, uint64_t *to)
@@ -398,7 +389,7 @@ static int lookup_target(const struct walk *w, uint64_t from, uint64_t *to)
 static void check(int r, const char *what)
 {
 	if (r < 0)
-		die("%s failed: %s", what, ptd_strerror(r));
+		synth_die("%s failed: %s", what, ptd_strerror(r));
 }
 
 /* Is addr traced at time t?  Refuses addresses whose code exists only at
@@ -408,12 +399,12 @@ static struct row *traced(struct walk *w, uint64_t addr, uint64_t t)
 	struct row *r = row_at(w, addr, t);
 
 	if (r && !r->bytes)
-		die("%#" PRIx64 " at time %" PRIu64 ": the bytes of %s were not "
-		    "captured; the walk cannot go there", addr, t, r->e.name);
+		synth_die("%#" PRIx64 " at time %" PRIu64 ": the bytes of %s were not "
+			  "captured; the walk cannot go there", addr, t, r->e.name);
 	if (!r && held_ever(w, addr))
-		die("%#" PRIx64 ": no code there at time %" PRIu64 " (the walk ran "
-		    "outside the time window of the code; pick another segment time "
-		    "or fewer instructions)", addr, t);
+		synth_die("%#" PRIx64 ": no code there at time %" PRIu64 " (the walk ran "
+			  "outside the time window of the code; pick another segment time "
+			  "or fewer instructions)", addr, t);
 	return r;
 }
 
@@ -431,12 +422,12 @@ static void walk_segment(struct walk *w, const struct segment *sg, FILE *log)
 	const char *why = "max instructions";
 
 	if (sg->time < ptgen_tsc(w->gen))
-		die("segment at %" PRIu64 " overlaps the previous one (it ends at "
-		    "%" PRIu64 ")", sg->time, ptgen_tsc(w->gen));
+		synth_die("segment at %" PRIu64 " overlaps the previous one (it ends at "
+			  "%" PRIu64 ")", sg->time, ptgen_tsc(w->gen));
 	ptgen_advance(w->gen, sg->time - ptgen_tsc(w->gen));
 	if (!traced(w, ip, sg->time))
-		die("segment %" PRIu64 ":%#" PRIx64 ": no code at that address and "
-		    "time", sg->time, ip);
+		synth_die("segment %" PRIu64 ":%#" PRIx64 ": no code at that address and "
+			  "time", sg->time, ip);
 	/* Segments are far apart in time: a PSB+ between them is what
 	 * hardware would have emitted, and it lets a decoder that lost sync
 	 * in one segment decode the next. */
@@ -451,7 +442,7 @@ static void walk_segment(struct walk *w, const struct segment *sg, FILE *log)
 		uint64_t next2 = 0;
 
 		if (!r)
-			die("internal: walk at %#" PRIx64 " outside the traced range", ip);
+			synth_die("internal: walk at %#" PRIx64 " outside the traced range", ip);
 		if (n >= sg->max) {
 			check(ptgen_async_disable(w->gen, ip), "packet generation");
 			break;
@@ -491,7 +482,7 @@ static void walk_segment(struct walk *w, const struct segment *sg, FILE *log)
 		if ((in.cls == PTG_CALL_DIRECT || in.cls == PTG_CALL_INDIRECT) &&
 		    next != fall) {
 			if (sp == MAX_STACK)
-				die("walk call stack deeper than %d at %#" PRIx64, MAX_STACK, ip);
+				synth_die("walk call stack deeper than %d at %#" PRIx64, MAX_STACK, ip);
 			stack[sp++] = fall;
 		}
 		emit_insn(w, ip);
@@ -535,7 +526,7 @@ static void walk_segment(struct walk *w, const struct segment *sg, FILE *log)
 		}
 		ptgen_advance(w->gen, w->helper_cycles);
 		if (!traced(w, next2, ptgen_tsc(w->gen)))
-			die("the walk returns to %#" PRIx64 ", which is not traced", next2);
+			synth_die("the walk returns to %#" PRIx64 ", which is not traced", next2);
 		check(ptgen_enable(w->gen, next2), "packet generation");
 		w->nenters++;
 		ip = next2;
@@ -554,7 +545,7 @@ static void add_segment(struct walk *w, uint64_t t, uint64_t a, uint64_t max)
 	struct segment *s;
 
 	if (!max)
-		die("a segment needs MAX_INSNS > 0");
+		synth_die("a segment needs MAX_INSNS > 0");
 	w->segs = xgrow(w->segs, &w->scap, w->nsegs + 1, sizeof(*w->segs));
 	s = &w->segs[w->nsegs];
 	s->time = t;
@@ -587,7 +578,7 @@ static void read_spec(struct walk *w, const char *path)
 	int lineno = 0;
 
 	if (!f)
-		die("cannot open the walk spec %s: %s", path, strerror(errno));
+		synth_die("cannot open the walk spec %s: %s", path, strerror(errno));
 	while (fgets(line, sizeof(line), f)) {
 		char kw[32], a[64], b[64], c[64];
 		int n;
@@ -602,8 +593,8 @@ static void read_spec(struct walk *w, const char *path)
 		else if (!strcmp(kw, "target") && n == 3)
 			add_target(w, parse_u64(a, "target from"), parse_u64(b, "target to"));
 		else
-			die("%s:%d: expected `segment TIME ADDR MAX` or `target FROM TO`",
-			    path, lineno);
+			synth_die("%s:%d: expected `segment TIME ADDR MAX` or `target FROM TO`",
+				  path, lineno);
 	}
 	fclose(f);
 }
@@ -630,7 +621,7 @@ static char *xstrdup(const char *s)
 {
 	char *d = strdup(s ? s : "");
 	if (!d)
-		die("out of memory");
+		synth_die("out of memory");
 	return d;
 }
 
@@ -676,7 +667,7 @@ static void read_sideband(struct walk *w)
 
 	snprintf(path, sizeof(path), "%s/perf.data", w->from);
 	if (perfdata_open(path, &pd, err, sizeof(err)))
-		die("%s", err);
+		synth_die("%s", err);
 	while ((rc = perfdata_next(pd, &rec)) == 0) {
 		struct sbrec s;
 
@@ -715,7 +706,7 @@ static void read_sideband(struct walk *w)
 				continue;
 			s.poke = malloc((size_t)s.u.t.old_len + s.u.t.new_len + 1);
 			if (!s.poke)
-				die("out of memory");
+				synth_die("out of memory");
 			memcpy(s.poke, s.u.t.old_bytes, s.u.t.old_len);
 			memcpy(s.poke + s.u.t.old_len, s.u.t.new_bytes, s.u.t.new_len);
 			break;
@@ -727,7 +718,7 @@ static void read_sideband(struct walk *w)
 		w->sb[w->nsb++] = s;
 	}
 	if (rc != PTD_ERR_END)
-		die("%s: cannot read records", path);
+		synth_die("%s: cannot read records", path);
 	perfdata_close(pd);
 	qsort(w->sb, w->nsb, sizeof(*w->sb), sb_cmp);
 	if (w->comm)
@@ -795,7 +786,7 @@ static void write_perf_data(struct walk *w, int argc, char **argv)
 
 	snprintf(path, sizeof(path), "%s/perf.data", w->out);
 	if (perfwrite_open(&pw, path, w->err, sizeof(w->err)))
-		die("%s", w->err);
+		synth_die("%s", w->err);
 	{
 		/* kernel tracing, TSC = perf ns; the sideband attr also asks
 		 * for KSYMBOL, BPF_EVENT and TEXT_POKE records */
@@ -839,7 +830,7 @@ static void write_perf_data(struct walk *w, int argc, char **argv)
 	}
 	check(ptcap_features(pw, "6.18.0-ptsynth-walk", argc, argv), "features");
 	if (perfwrite_close(pw, w->err, sizeof(w->err)))
-		die("%s", w->err);
+		synth_die("%s", w->err);
 }
 
 /* ---------------- output files ---------------- */
@@ -851,10 +842,10 @@ static FILE *create_file(const char *dir, const char *name)
 	FILE *f;
 
 	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path))
-		die("path too long: %s/%s", dir, name);
+		synth_die("path too long: %s/%s", dir, name);
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0 || !(f = fdopen(fd, "w")))
-		die("cannot create %s: %s", path, strerror(errno));
+		synth_die("cannot create %s: %s", path, strerror(errno));
 	return f;
 }
 
@@ -894,7 +885,7 @@ static void copy_bpf_dir(struct walk *w)
 		return;
 	snprintf(dst, sizeof(dst), "%s/bpf", w->out);
 	if (mkdir(dst, 0700) && errno != EEXIST)
-		die("cannot create %s: %s", dst, strerror(errno));
+		synth_die("cannot create %s: %s", dst, strerror(errno));
 	while ((de = readdir(d))) {
 		struct util_map m;
 		FILE *f;
@@ -905,54 +896,69 @@ static void copy_bpf_dir(struct walk *w)
 			continue;
 		snprintf(src, sizeof(src), "%s/bpf/%s", w->from, de->d_name);
 		if (util_map_file(src, &m, w->err, sizeof(w->err)) < 0)
-			die("%s", w->err);
+			synth_die("%s", w->err);
 		f = create_file(dst, de->d_name);
 		if (m.size && fwrite(m.data, 1, m.size, f) != m.size)
-			die("cannot write %s/%s", dst, de->d_name);
+			synth_die("cannot write %s/%s", dst, de->d_name);
 		if (fclose(f))
-			die("cannot write %s/%s", dst, de->d_name);
+			synth_die("cannot write %s/%s", dst, de->d_name);
 		util_unmap(&m);
 	}
 	closedir(d);
 }
 
-static void shell_quote(FILE *f, const char *a)
+static const char usage_text[] =
+	"usage: ptsynth walk -o OUT.ptd --from CAPTURE.ptd [options] [WALKSPEC]\n"
+	"  WALKSPEC lines:  segment PERF_TIME_NS START_ADDR MAX_INSNS\n"
+	"                   target BRANCH_ADDR TARGET_ADDR   (indirect branches)\n"
+	"  --segment T:A:N  a segment (repeatable)\n"
+	"  --target F:T     the indirect branch at F goes to T (repeatable)\n"
+	"  --text DIR       extra text store rows; they override capture rows\n"
+	"  --code FILE:ADDR[:FROM:TO]  raw code bytes at ADDR, valid [FROM, TO)\n"
+	"  --seed N         seed of the conditional-branch choices (default 1)\n"
+	"  --psb-period N   bytes between PSB packets (default 4096)\n"
+	"  --helper-cycles N  ns spent in untraced kernel code per call (default 100)\n"
+	"  --pid N          pid for ITRACE_START (default 0)\n"
+	"  --comm NAME      copy COMM and MMAP2 records only of processes named NAME\n"
+	"                   (default: all; KSYMBOL/BPF_EVENT/TEXT_POKE always)\n"
+	"  --bpf-used       copy CAPTURE/bpf/ID.* only for programs the walk ran\n";
+
+/* One option of ptsynth walk. */
+static void set_opt(void *ctx, int c, const char *arg)
 {
-	int plain = *a != 0;
-	for (const char *p = a; *p; p++)
-		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+@%", *p))
-			plain = 0;
-	if (plain) {
-		fputs(a, f);
-		return;
+	struct walk *w = ctx;
+	char buf[256], *fl[4];
+
+	switch (c) {
+	case 'o': w->out = arg; break;
+	case 'f': w->from = arg; break;
+	case 'S':
+		snprintf(buf, sizeof(buf), "%s", arg);
+		if (split(buf, fl, 4) != 3)
+			synth_die("--segment wants TIME:ADDR:MAX_INSNS");
+		add_segment(w, parse_u64(fl[0], "segment time"),
+			    parse_u64(fl[1], "segment address"),
+			    parse_u64(fl[2], "segment max"));
+		break;
+	case 't':
+		snprintf(buf, sizeof(buf), "%s", arg);
+		if (split(buf, fl, 4) != 2)
+			synth_die("--target wants FROM:TO");
+		add_target(w, parse_u64(fl[0], "target"), parse_u64(fl[1], "target"));
+		break;
+	case 'x': w->texts[w->ntexts++] = arg; break;
+	case 'c': w->codes[w->ncodes++] = arg; break;
+	case 's': w->seed = parse_u64(arg, "--seed"); break;
+	case 'p': w->psb_period = (uint32_t)parse_u64(arg, "--psb-period"); break;
+	case 'h': w->helper_cycles = (uint32_t)parse_u64(arg, "--helper-cycles"); break;
+	case 'P': w->pid = (int32_t)parse_u64(arg, "--pid"); break;
+	case 'C': w->comm = arg; break;
+	case 'B': w->bpf_used = 1; break;
 	}
-	fputc('\'', f);
-	for (const char *p = a; *p; p++)
-		fputs(*p == '\'' ? "'\\''" : (char[]){ *p, 0 }, f);
-	fputc('\'', f);
 }
 
-static void usage(void)
-{
-	fprintf(stderr,
-		"usage: ptsynth walk -o OUT.ptd --from CAPTURE.ptd [options] [WALKSPEC]\n"
-		"  WALKSPEC lines:  segment PERF_TIME_NS START_ADDR MAX_INSNS\n"
-		"                   target BRANCH_ADDR TARGET_ADDR   (indirect branches)\n"
-		"  --segment T:A:N  a segment (repeatable)\n"
-		"  --target F:T     the indirect branch at F goes to T (repeatable)\n"
-		"  --text DIR       extra text store rows; they override capture rows\n"
-		"  --code FILE:ADDR[:FROM:TO]  raw code bytes at ADDR, valid [FROM, TO)\n"
-		"  --seed N         seed of the conditional-branch choices (default 1)\n"
-		"  --psb-period N   bytes between PSB packets (default 4096)\n"
-		"  --helper-cycles N  ns spent in untraced kernel code per call (default 100)\n"
-		"  --pid N          pid for ITRACE_START (default 0)\n"
-		"  --comm NAME      copy COMM and MMAP2 records only of processes named NAME\n"
-		"                   (default: all; KSYMBOL/BPF_EVENT/TEXT_POKE always)\n"
-		"  --bpf-used       copy CAPTURE/bpf/ID.* only for programs the walk ran\n");
-	exit(2);
-}
-
-int walk_main(int argc, char **argv)
+/* The options, then the WALKSPEC files; segments in time order. */
+static void parse_opts(struct walk *w, int argc, char **argv)
 {
 	static const struct option lopts[] = {
 		{ "output", required_argument, NULL, 'o' },
@@ -969,81 +975,53 @@ int walk_main(int argc, char **argv)
 		{ "bpf-used", no_argument, NULL, 'B' },
 		{ NULL, 0, NULL, 0 }
 	};
-	static struct walk W;
-	struct walk *w = &W;
-	struct ptgen_opts go = { 0 };
-	struct ptgen_stats gs;
-	char path[4096];
-	char **texts = NULL, **codes = NULL;
-	size_t ntexts = 0, ncodes = 0, used = 0;
-	FILE *f, *log;
-	int c;
+	int first;
 
 	w->seed = 1;
 	w->psb_period = 4096;
 	w->helper_cycles = 100;
-	texts = calloc((size_t)argc, sizeof(char *));
-	codes = calloc((size_t)argc, sizeof(char *));
-	if (!texts || !codes)
-		die("out of memory");
-	optind = 2;
-	while ((c = getopt_long(argc, argv, "o:", lopts, NULL)) != -1) {
-		char buf[256], *fl[4];
-		switch (c) {
-		case 'o': w->out = optarg; break;
-		case 'f': w->from = optarg; break;
-		case 'S':
-			snprintf(buf, sizeof(buf), "%s", optarg);
-			if (split(buf, fl, 4) != 3)
-				die("--segment wants TIME:ADDR:MAX_INSNS");
-			add_segment(w, parse_u64(fl[0], "segment time"),
-				    parse_u64(fl[1], "segment address"),
-				    parse_u64(fl[2], "segment max"));
-			break;
-		case 't':
-			snprintf(buf, sizeof(buf), "%s", optarg);
-			if (split(buf, fl, 4) != 2)
-				die("--target wants FROM:TO");
-			add_target(w, parse_u64(fl[0], "target"), parse_u64(fl[1], "target"));
-			break;
-		case 'x': texts[ntexts++] = optarg; break;
-		case 'c': codes[ncodes++] = optarg; break;
-		case 's': w->seed = parse_u64(optarg, "--seed"); break;
-		case 'p': w->psb_period = (uint32_t)parse_u64(optarg, "--psb-period"); break;
-		case 'h': w->helper_cycles = (uint32_t)parse_u64(optarg, "--helper-cycles"); break;
-		case 'P': w->pid = (int32_t)parse_u64(optarg, "--pid"); break;
-		case 'C': w->comm = optarg; break;
-		case 'B': w->bpf_used = 1; break;
-		default: usage();
-		}
-	}
+	w->texts = calloc((size_t)argc, sizeof(char *));
+	w->codes = calloc((size_t)argc, sizeof(char *));
+	if (!w->texts || !w->codes)
+		synth_die("out of memory");
+	/* "o:", not "+o:": WALKSPEC files may stand between the options */
+	first = synth_parse_opts(argc, argv, "o:", lopts, set_opt, w, usage_text);
 	if (!w->out || !w->from)
-		usage();
-	for (; optind < argc; optind++)
-		read_spec(w, argv[optind]);
+		synth_usage(usage_text);
+	for (int i = first; i < argc; i++)
+		read_spec(w, argv[i]);
 	if (!w->nsegs)
-		die("no segments: give a WALKSPEC file or --segment");
-	if (w->psb_period < 64 || w->psb_period > 65536)
-		die("--psb-period must be 64..65536");
+		synth_die("no segments: give a WALKSPEC file or --segment");
+	synth_check_psb_period(w->psb_period);
 	qsort(w->segs, w->nsegs, sizeof(*w->segs), seg_cmp);
-	w->rng = 0x9e3779b97f4a7c15ull ^ w->seed;
-	if (!w->rng)
-		w->rng = 1;
+	w->rng = synth_rng_init(w->seed);
+}
+
+/* The code rows (capture, --text, --code) and the capture's sideband. */
+static void load_inputs(struct walk *w)
+{
+	char path[4096];
 
 	snprintf(path, sizeof(path), "%s/text", w->from);
 	load_store(w, path, 0);
-	for (size_t i = 0; i < ntexts; i++)
-		load_store(w, texts[i], 1);
-	for (size_t i = 0; i < ncodes; i++)
-		load_code(w, codes[i]);
+	for (size_t i = 0; i < w->ntexts; i++)
+		load_store(w, w->texts[i], 1);
+	for (size_t i = 0; i < w->ncodes; i++)
+		load_code(w, w->codes[i]);
 	apply_overrides(w);
 	load_thunks(w);
 	read_sideband(w);
+}
+
+/* OUT, the disassembler, the packet generator, expected.insn and walk.log. */
+static void open_output(struct walk *w)
+{
+	struct ptgen_opts go = { 0 };
 
 	if (mkdir(w->out, 0700) < 0 && errno != EEXIST)
-		die("cannot create %s: %s", w->out, strerror(errno));
+		synth_die("cannot create %s: %s", w->out, strerror(errno));
 	if (cs_open(CS_ARCH_X86, CS_MODE_64, &w->cs) != CS_ERR_OK)
-		die("capstone cs_open failed");
+		synth_die("capstone cs_open failed");
 	cs_option(w->cs, CS_OPT_DETAIL, CS_OPT_ON);
 	go.psb_period = w->psb_period;
 	go.retcomp = 1;
@@ -1053,37 +1031,31 @@ int walk_main(int argc, char **argv)
 	go.tsc0 = w->segs[0].time > 10000 ? w->segs[0].time - 10000 : 1;
 	go.cbr = 32;
 	if (ptgen_new(&w->gen, &go, keep_piece, w) < 0)
-		die("cannot set up the packet generator");
+		synth_die("cannot set up the packet generator");
 	w->expected = create_file(w->out, "expected.insn");
-	log = create_file(w->out, "walk.log");
-	for (size_t i = 0; i < w->nsegs; i++)
-		walk_segment(w, &w->segs[i], log);
-	check(ptgen_finish(w->gen), "packet generation");
-	if (fclose(w->expected))
-		die("cannot write expected.insn");
-	write_perf_data(w, argc, argv);
-	write_text(w);
-	copy_bpf_dir(w);
+	w->log = create_file(w->out, "walk.log");
+}
+
+/* walk.log: the rows the walk ran through; returns how many. */
+static size_t log_used_rows(struct walk *w)
+{
+	size_t used = 0;
+
 	for (size_t i = 0; i < w->nrows; i++)
 		if (w->rows[i].used) {
 			used++;
-			fprintf(log, "used %s %#" PRIx64 " len %" PRIu64 " [%" PRIu64 ", %"
+			fprintf(w->log, "used %s %#" PRIx64 " len %" PRIu64 " [%" PRIu64 ", %"
 				PRIu64 ") %s\n", w->rows[i].e.kind, w->rows[i].e.start,
 				w->rows[i].e.len, w->rows[i].e.valid_from, w->rows[i].e.valid_to,
 				w->rows[i].e.name);
 		}
-	fclose(log);
+	return used;
+}
 
-	f = create_file(w->out, "cmd");
-	for (int i = 0; i < argc; i++) {
-		if (i)
-			fputc(' ', f);
-		shell_quote(f, argv[i]);
-	}
-	fputc('\n', f);
-	fclose(f);
-	ptgen_get_stats(w->gen, &gs);
-	f = create_file(w->out, "info");
+static void write_info(struct walk *w, const struct ptgen_stats *gs, size_t used)
+{
+	FILE *f = create_file(w->out, "info");
+
 	fprintf(f, "tool=ptsynth-walk\nversion=%s\ncpu=%s\npmu_type=%d\n", ptd_version(),
 		CPUID_STR, PT_PMU_TYPE);
 	fprintf(f, "seed=%" PRIu64 "\npsb_period=%u\nsegments=%zu\ninstructions=%" PRIu64
@@ -1093,12 +1065,13 @@ int walk_main(int argc, char **argv)
 		w->nenters, w->nrows, used, w->nsb);
 	fprintf(f, "time_shift=0\ntime_mult=1\ntime_zero=0\ntrace_bytes=%" PRIu64
 		"\npsbs=%" PRIu64 "\ntnt_bits=%" PRIu64 "\ntips=%" PRIu64 "\npges=%" PRIu64
-		"\npgds=%" PRIu64 "\n", gs.bytes, gs.psbs, gs.tnt_bits, gs.tips, gs.pges,
-		gs.pgds);
+		"\npgds=%" PRIu64 "\n", gs->bytes, gs->psbs, gs->tnt_bits, gs->tips, gs->pges,
+		gs->pgds);
 	fclose(f);
-	fprintf(stderr, "ptsynth walk: %zu segments, %" PRIu64 " instructions, %" PRIu64
-		" trace bytes -> %s\n", w->nsegs, w->ninsns, gs.bytes, w->out);
+}
 
+static void free_walk(struct walk *w)
+{
 	ptgen_free(w->gen);
 	cs_close(&w->cs);
 	for (size_t i = 0; i < w->nstores; i++)
@@ -1120,7 +1093,36 @@ int walk_main(int argc, char **argv)
 	free(w->targets);
 	free(w->ret_thunks);
 	free(w->ind_thunks);
-	free(texts);
-	free(codes);
+	free(w->texts);
+	free(w->codes);
+}
+
+int walk_main(int argc, char **argv)
+{
+	static struct walk W;
+	struct walk *w = &W;
+	struct ptgen_stats gs;
+	size_t used;
+
+	synth_set_prog("ptsynth walk");
+	parse_opts(w, argc, argv);
+	load_inputs(w);
+	open_output(w);
+	for (size_t i = 0; i < w->nsegs; i++)
+		walk_segment(w, &w->segs[i], w->log);
+	check(ptgen_finish(w->gen), "packet generation");
+	if (fclose(w->expected))
+		synth_die("cannot write expected.insn");
+	write_perf_data(w, argc, argv);
+	write_text(w);
+	copy_bpf_dir(w);
+	used = log_used_rows(w);
+	fclose(w->log);
+	synth_write_cmd(create_file(w->out, "cmd"), argc, argv);
+	ptgen_get_stats(w->gen, &gs);
+	write_info(w, &gs, used);
+	fprintf(stderr, "ptsynth walk: %zu segments, %" PRIu64 " instructions, %" PRIu64
+		" trace bytes -> %s\n", w->nsegs, w->ninsns, gs.bytes, w->out);
+	free_walk(w);
 	return 0;
 }
