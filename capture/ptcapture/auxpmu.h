@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * auxpmu - records an AUX-area tracer (intel_pt, cs_etm): one event per
+ * auxpmu (stage: capture/ptcapture/) - records an AUX-area tracer (intel_pt, cs_etm): one event per
  * CPU with config from named terms (pmuformat), its data ring (AUX,
  * ITRACE_START, LOST records) and AUX area mapped and read with auxring,
  * AUX bytes written to perf.data as AUXTRACE records, and the

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * auxring - consumes the buffers of one mmapped perf event, laid out as the
+ * auxring (stage: capture/ptcapture/) - consumes the buffers of one mmapped perf event, laid out as the
  * kernel lays them out: a struct perf_event_mmap_page, the data ring right
  * after it, and (for intel_pt / cs_etm) the AUX area at aux_offset.
  *

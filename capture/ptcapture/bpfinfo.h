@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bpfinfo - copies a loaded BPF program's JIT images, symbols and source
+ * bpfinfo (stage: capture/ptcapture/) - copies a loaded BPF program's JIT images, symbols and source
  * line tables out of the kernel by program id (BPF_PROG_GET_FD_BY_ID +
  * bpf_obj_get_info_by_fd), and writes DIR/<prog_id>.btf and
  * DIR/<prog_id>.tsv for the decoder.

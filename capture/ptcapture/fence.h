@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fence - loads the text-free fence (fence.bpf.c), picks the hook the
+ * fence (stage: capture/ptcapture/) - loads the text-free fence (fence.bpf.c), picks the hook the
  * running kernel allows, and reassembles the JIT image copies it sends.
  */
 #ifndef PTCAP_FENCE_H

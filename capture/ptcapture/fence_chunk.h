@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fence_chunk - the record the text-free fence (fence.bpf.c) puts into its
+ * fence_chunk (stage: capture/ptcapture/) - the record the text-free fence (fence.bpf.c) puts into its
  * BPF ring buffer, shared by the BPF program and user space (fence.c).
  *
  * One JIT image is sent as ceil(len / FENCE_CHUNK) chunks of constant size;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * jitpoll - re-copies the JIT images of live BPF programs that can be
+ * jitpoll (stage: capture/ptcapture/) - re-copies the JIT images of live BPF programs that can be
  * rewritten in place, and tells textmatch when their bytes changed.
  *
  * A program that uses a BPF_MAP_TYPE_PROG_ARRAY has tail-call sites that

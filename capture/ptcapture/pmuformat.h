@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * pmuformat - turns named event terms ("cyc,mtc_period=3,noretcomp") into
+ * pmuformat (stage: capture/ptcapture/) - turns named event terms ("cyc,mtc_period=3,noretcomp") into
  * perf_event_attr config words, using the PMU's sysfs description:
  * DIR/type (the attr.type number) and DIR/format/<term> files such as
  * "config:14-17" or "config:0-3,44" (the value's low bits fill the listed

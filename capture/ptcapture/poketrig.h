@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * poketrig - loads poketrig.bpf.c (tp_btf/sys_enter + sys_exit): for every
+ * poketrig (stage: capture/ptcapture/) - loads poketrig.bpf.c (tp_btf/sys_enter + sys_exit): for every
  * bpf() map update or delete, the hashes of up to POKETRIG_MAX_IMGS
  * watched JIT images just before and just after the call, so that jitpoll
  * can date a rewrite to the syscall instead of its polling interval.

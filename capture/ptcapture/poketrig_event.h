@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Shared by poketrig.bpf.c and poketrig.c. */
+/* poketrig_event (stage: capture/ptcapture/) - the record poketrig.bpf.c
+ * sends to poketrig.c; shared by both. */
 #ifndef PTCAP_POKETRIG_EVENT_H
 #define PTCAP_POKETRIG_EVENT_H
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sbevents - per-CPU software dummy events that carry the sideband (MMAP2,
+ * sbevents (stage: capture/ptcapture/) - per-CPU software dummy events that carry the sideband (MMAP2,
  * COMM, FORK/EXIT, KSYMBOL, BPF_EVENT, TEXT_POKE, SWITCH), and reading their
  * ring buffers.
  *

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * snapshot - the flight recorder's memory between snapshots:
+ * snapshot (stage: capture/ptcapture/) - the flight recorder's memory between snapshots:
  *  - recbuf: sideband records copied out of the backward rings, put in
  *    time order (rings are read one after another);
  *  - copystore: the most recent fence copies (programs freed recently),

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * synth - the state that existed before recording started, as perf
+ * synth (stage: capture/ptcapture/) - the state that existed before recording started, as perf
  * synthesizes it: KSYMBOL + BPF_EVENT for loaded BPF programs, COMM + MMAP2
  * for running processes, and a copy of /proc/kallsyms.
  *

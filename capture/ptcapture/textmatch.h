@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * textmatch - ties copies of dynamic text (prog-info, fence) to the
+ * textmatch (stage: capture/ptcapture/) - ties copies of dynamic text (prog-info, fence) to the
  * KSYMBOL sideband that says where and when that text was live, and writes
  * the result to the text store.
  *

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * trigger - the flight recorder's in-kernel trigger: a program
+ * trigger (stage: capture/ptcapture/) - the flight recorder's in-kernel trigger: a program
  * (trigger.bpf.c) run on every hit of a user function decides which hits
  * call for a snapshot and tells user space through a ring.  The hits come
  * from a hardware breakpoint (PERF_TYPE_BREAKPOINT, HW_BREAKPOINT_X) or,

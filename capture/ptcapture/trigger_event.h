@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * trigger_event - what the flight recorder's trigger program (trigger.bpf.c)
+ * trigger_event (stage: capture/ptcapture/) - what the flight recorder's trigger program (trigger.bpf.c)
  * sends to user space when it decides that a snapshot is due; shared by
  * the BPF program and trigger.c.
  */

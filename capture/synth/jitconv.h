@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * jitconv - puts a JIT's jitdump on ptsynth's simulated clock.
+ * jitconv (stage: capture/synth/) - puts a JIT's jitdump on ptsynth's simulated clock.
  *
  * A JIT stamps its jitdump records with the real CLOCK_MONOTONIC, but the
  * trace ptsynth writes runs on a simulated perf clock (1 instruction = N

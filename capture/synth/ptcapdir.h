@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ptcapdir - the perf.data side of a synthetic Intel PT capture, shared by
+ * ptcapdir (stage: capture/synth/) - the perf.data side of a synthetic Intel PT capture, shared by
  * ptsynth record, ptsynth walk and the benchmark generator: the intel_pt
  * and sideband attrs, AUXTRACE_INFO and TIME_CONV as perf writes them, the
  * AUXTRACE + AUX pair of each trace piece, and the header features.

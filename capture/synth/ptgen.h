@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ptgen - turns an executed instruction sequence into the Intel PT packets
+ * ptgen (stage: capture/synth/) - turns an executed instruction sequence into the Intel PT packets
  * that user-only tracing hardware would emit (libipt's encoder does the
  * byte encoding).  Output is cut into pieces in front of each PSB, because
  * perf does not join packets split across AUXTRACE records.

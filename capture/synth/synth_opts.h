@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * synth_opts - the command line of ptsynth record and ptsynth walk
+ * synth_opts (stage: capture/synth/) - the command line of ptsynth record and ptsynth walk
  * (capture/synth): their messages and usage, the getopt_long loop over a
  * subcommand's options, the option checks both make, and OUT/cmd.
  */

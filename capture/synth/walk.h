@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * walk - `ptsynth walk`: an Intel PT trace through the real code of a
+ * walk (stage: capture/synth/) - `ptsynth walk`: an Intel PT trace through the real code of a
  * capture (BPF JIT images and other text-store rows, each valid in its own
  * time window), generated from a walk with known ground truth.
  *
