@@ -482,6 +482,26 @@ static int never_ending(struct ipt_backend *b, uint64_t ip)
 	return 1;
 }
 
+/* Queues an instruction libipt decoded. */
+static void insn_event(struct ipt_backend *b, const struct pt_insn *insn)
+{
+	struct ptd_event *ev = push(b, PTD_EV_INSN);
+
+	if (ev) {
+		ev->ip = insn->ip;
+		ev->size = insn->size;
+		memcpy(ev->raw, insn->raw, sizeof(ev->raw));
+		ev->iclass = intelpt_map_class(insn->iclass);
+		ev->mode = intelpt_map_mode(insn->mode);
+		ev->image = b->last_image;
+		if (insn->speculative)
+			ev->flags |= PTD_EVF_SPECULATIVE;
+		if (insn->truncated)
+			ev->flags |= PTD_EVF_TRUNCATED;
+	}
+	b->last_ip = insn->ip;
+}
+
 /* Advances the decoder by one step, queueing zero or more events. */
 static int step(struct ipt_backend *b)
 {
@@ -539,6 +559,11 @@ static int step(struct ipt_backend *b)
 	memset(&insn, 0, sizeof(insn));
 	rc = pt_insn_next(b->dec, &insn, sizeof(insn));
 	if (rc < 0) {
+		/* libipt fills in an instruction that executed before the
+		 * decoder failed or ran out of trace (its iclass is not
+		 * ptic_error then): it ran, as ptxed shows */
+		if (insn.iclass != ptic_error)
+			insn_event(b, &insn);
 		if (rc == -pte_eos) {
 			end_queue(b);
 			return 0;
@@ -550,23 +575,7 @@ static int step(struct ipt_backend *b)
 	b->status = rc;
 	if (never_ending(b, insn.ip))
 		return 0;
-	{
-		struct ptd_event *ev = push(b, PTD_EV_INSN);
-
-		if (ev) {
-			ev->ip = insn.ip;
-			ev->size = insn.size;
-			memcpy(ev->raw, insn.raw, sizeof(ev->raw));
-			ev->iclass = intelpt_map_class(insn.iclass);
-			ev->mode = intelpt_map_mode(insn.mode);
-			ev->image = b->last_image;
-			if (insn.speculative)
-				ev->flags |= PTD_EVF_SPECULATIVE;
-			if (insn.truncated)
-				ev->flags |= PTD_EVF_TRUNCATED;
-		}
-		b->last_ip = insn.ip;
-	}
+	insn_event(b, &insn);
 	update_time(b);
 	return 0;
 }

@@ -17,7 +17,8 @@
  * address space of the code it was decoded from), consuming TNT bits many
  * at a time, and replays loops through indirect branches from a run memo
  * (fastpt_memo.c).  Anything the walk cannot decode with certainty (any
- * error, overflow, TSX, PTWRITE, power events, unexpected packet orders)
+ * error, overflow, TSX, PTWRITE, power events, paging and VMCS packets,
+ * unexpected packet orders)
  * makes the worker throw the segment's output away; the queue is then
  * decoded by libipt's instruction flow decoder from its start, so the
  * instructions and errors equal those of the reference path (intelpt.c).

@@ -176,10 +176,22 @@ uint64_t decompress_ip(uint64_t *last_ip, const struct pt_packet_ip *pip, int *o
 }
 
 /* Reads the next packet that matters for the flow into k->peek, handling
- * timing and paging packets on the way.  Returns 1 with a packet, 0 at the
- * end of the segment, WALK_FAIL on anything unusual. */
+ * timing and mode packets on the way.  Returns 1 with a packet, 0 at the
+ * end of the segment, WALK_FAIL on anything unusual.
+ *
+ * Packets that bind an event to an instruction are libipt's to place:
+ * a PIP (paging) binds to the MOV CR3, VMLAUNCH/VMRESUME or far branch
+ * that wrote CR3, a VMCS packet to its VMPTRLD, and libipt decodes on to
+ * that instruction even where no packet follows (at the next PSB, at the
+ * end of the trace).  Skipping them lost the paging event, the
+ * instructions up to its binding instruction, and what libipt found
+ * there (an error, code that is not mapped).  A MODE.Exec takes effect at
+ * the IP of the TIP or TIP.PGE after it; anything else after it is
+ * libipt's too. */
 static __attribute__((noinline)) int fetch_packet(struct walk *k)
 {
+	int mode_change = 0;
+
 	if (k->pkt_stale) {
 		if (pt_pkt_sync_set(k->pkt, k->off) < 0)
 			return WALK_FAIL;
@@ -193,7 +205,7 @@ static __attribute__((noinline)) int fetch_packet(struct walk *k)
 		rc = pt_pkt_next(k->pkt, &k->peek, sizeof(k->peek));
 		if (rc == -pte_eos) {
 			k->have_peek = -1;
-			return 0;
+			return mode_change ? WALK_FAIL : 0;
 		}
 		if (rc < 0)
 			return WALK_FAIL;
@@ -203,8 +215,6 @@ static __attribute__((noinline)) int fetch_packet(struct walk *k)
 		case ppt_mtc:
 		case ppt_cyc:
 		case ppt_cbr:
-		case ppt_pip:
-		case ppt_vmcs:
 		case ppt_mnt:
 			continue;
 		case ppt_tsc:
@@ -217,20 +227,25 @@ static __attribute__((noinline)) int fetch_packet(struct walk *k)
 
 				k->at.mode = intelpt_map_mode(m);
 				++*k->at.epoch;
+				mode_change = 1;
 				continue;
 			}
 			/* MODE.TSX: transactions need libipt's handling */
 			return WALK_FAIL;
 		case ppt_tnt_8:
 		case ppt_tnt_64:
-		case ppt_tip:
-		case ppt_tip_pge:
 		case ppt_tip_pgd:
 		case ppt_fup:
+			if (mode_change)
+				return WALK_FAIL;
+			/* fall through */
+		case ppt_tip:
+		case ppt_tip_pge:
 			k->have_peek = 1;
 			return 1;
 		default:
-			/* psb inside a segment, ovf, ptw, power, stop, ... */
+			/* pip, vmcs (see above), psb inside a segment, ovf,
+			 * ptw, power, stop, ... */
 			return WALK_FAIL;
 		}
 	}

@@ -8,7 +8,9 @@
  * cache, consuming TNT bits from a register; loops through indirect
  * branches are replayed from the run memo.  It gives up on anything it
  * cannot decode with certainty (any error, overflow, TSX, PTWRITE, power
- * events, unexpected packet orders, code it cannot read, code whose
+ * events, packets libipt binds to an instruction (PIP, VMCS, a MODE.Exec
+ * not followed by a TIP or TIP.PGE), unexpected packet orders, code it
+ * cannot read, code whose
  * validity the exact time would decide): the segment then goes to the
  * reference decoder.  This is the hot path: everything it calls per
  * packet or per block is in fastpt_walk.c or static inline.
