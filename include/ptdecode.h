@@ -54,6 +54,13 @@ extern "C" {
 /* Library version as "MAJOR.MINOR.PATCH". */
 PTD_API const char *ptd_version(void);
 
+/* The versions of the libraries this libptdecode runs with, as
+ * "libipt 2.0.5, OpenCSD 1.3.3, capstone 4.0" (libipt's
+ * pt_library_version, OpenCSD's ocsd_get_version or "none" in a build
+ * without it, capstone's cs_version).  Writes it into buf (truncated to
+ * len - 1); returns its full length, or PTD_ERR_INVAL. */
+PTD_API int ptd_library_versions(char *buf, size_t len);
+
 /* ------------------------------------------------------------------ */
 /* Errors                                                              */
 /* ------------------------------------------------------------------ */
@@ -406,6 +413,11 @@ struct ptd_stats {
 	/* fast decoder: PSB segments, and those decoded by libipt instead */
 	uint64_t segments;
 	uint64_t segments_libipt;
+	uint64_t cpu_unknown;       /* 1: the linked libipt does not know the
+				     * Intel PT trace's CPU model (--cpu or
+				     * perf.data's CPUID): decoded without
+				     * that CPU's errata work-arounds (a
+				     * warning says which) */
 };
 
 PTD_API int ptd_get_stats(const struct ptd_session *s, struct ptd_stats *st);

@@ -80,6 +80,24 @@ static void warn_undecodable(struct input *in, const struct intelpt_params *p,
 	}
 }
 
+/* The recording CPU: one the linked libipt does not know is decoded
+ * without that model's errata work-arounds, which is said once (a warning
+ * and stats.cpu_unknown).  source names where the CPU came from. */
+static void check_cpu(struct input *in, const struct intelpt_params *p,
+		      const char *source)
+{
+	char v[64];
+
+	if (intelpt_cpu_known(p))
+		return;
+	intelpt_libipt_version(v, sizeof(v));
+	input_warn(in, "%s %u/%u/%u: CPU family %u model %u is unknown to libipt "
+		   "%s (the libipt this ptdecode runs with): decoded without "
+		   "that CPU's errata work-arounds", source, p->family, p->model,
+		   p->stepping, p->family, p->model, v);
+	in->sink.stats->cpu_unknown = 1;
+}
+
 /* The Intel PT backend the options ask for. */
 static int new_ipt_backend(const struct ptd_open_opts *o, struct input *in,
 			   const struct intelpt_params *p,
@@ -114,6 +132,15 @@ static int open_raw_pt(const struct ptd_open_opts *o, struct input *in,
 			  "FAMILY/MODEL[/STEPPING] or none", o->cpu);
 		return PTD_ERR_INVAL;
 	}
+	if (params.have_cpu && !intelpt_cpu_plausible(&params)) {
+		util_errf(err, errlen, "config error: unknown cpu \"%s\": no "
+			  "processor of family %u model %u has Intel PT (family 6 "
+			  "from model 61 on, or a family above 15): give "
+			  "FAMILY/MODEL[/STEPPING] of the recording CPU, or none",
+			  o->cpu, params.family, params.model);
+		return PTD_ERR_INVAL;
+	}
+	check_cpu(in, &params, "--cpu");
 	memset(&q, 0, sizeof(q));
 	q.data = iq->data;
 	q.size = iq->size;
@@ -192,6 +219,7 @@ static int open_perf_pt(const struct ptd_open_opts *o, struct input *in,
 		util_errf(err, errlen, "%s", msg);
 		return rc;
 	}
+	check_cpu(in, &params, "the recording CPU (perf.data's CPUID)");
 	iq = calloc(in->nqueues ? in->nqueues : 1, sizeof(*iq));
 	if (!iq)
 		return PTD_ERR_NOMEM;

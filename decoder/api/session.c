@@ -7,6 +7,9 @@
  */
 #include "session.h"
 #include "backend_choice.h"
+#include "coresight.h"
+#include "disasm.h"
+#include "intelpt.h"
 #include "input.h"
 #include "sideband.h"
 #include "symbols.h"
@@ -48,6 +51,20 @@ const char *ptd_iclass_name(int iclass)
 	if (iclass >= 0 && iclass < (int)(sizeof(names) / sizeof(names[0])) && names[iclass])
 		return names[iclass];
 	return "unknown";
+}
+
+int ptd_library_versions(char *buf, size_t len)
+{
+	char ipt[64], ocsd[64], cs[64];
+	int n;
+
+	if (!buf || !len)
+		return PTD_ERR_INVAL;
+	intelpt_libipt_version(ipt, sizeof(ipt));
+	coresight_opencsd_version(ocsd, sizeof(ocsd));
+	disasm_capstone_version(cs, sizeof(cs));
+	n = snprintf(buf, len, "libipt %s, OpenCSD %s, capstone %s", ipt, ocsd, cs);
+	return n < 0 ? PTD_ERR_INVAL : n;
 }
 
 /* ------------------------------------------------------------------ */

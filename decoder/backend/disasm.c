@@ -400,3 +400,11 @@ const char *disasm_branch_name(enum disasm_branch kind)
 		return names[kind];
 	return "?";
 }
+
+void disasm_capstone_version(char *buf, size_t len)
+{
+	int major = 0, minor = 0;
+
+	cs_version(&major, &minor);
+	snprintf(buf, len, "%d.%d", major, minor);
+}

@@ -82,6 +82,9 @@ int disasm_last_text(const struct disasm *d, char *out, size_t outlen);
 int disasm_insn_info(struct disasm *d, const uint8_t *bytes, size_t size,
 		     uint64_t ip, struct disasm_insn_info *info);
 
+/* The linked capstone's version (cs_version), e.g. "4.0". */
+void disasm_capstone_version(char *buf, size_t len);
+
 /* Name of a branch class ("cond-jump", ...), never NULL. */
 const char *disasm_branch_name(enum disasm_branch kind);
 

@@ -86,6 +86,34 @@ int intelpt_params_cpu(struct intelpt_params *p, const char *spec)
 	return 0;
 }
 
+int intelpt_cpu_known(const struct intelpt_params *p)
+{
+	struct pt_cpu cpu;
+	struct pt_errata errata;
+
+	if (!p->have_cpu)
+		return 1;
+	memset(&cpu, 0, sizeof(cpu));
+	cpu.vendor = pcv_intel;
+	cpu.family = p->family;
+	cpu.model = p->model;
+	cpu.stepping = p->stepping;
+	return pt_cpu_errata(&errata, &cpu) >= 0;
+}
+
+int intelpt_cpu_plausible(const struct intelpt_params *p)
+{
+	return (p->family == 6 && p->model >= 61) || p->family > 15;
+}
+
+void intelpt_libipt_version(char *buf, size_t len)
+{
+	struct pt_version v = pt_library_version();
+
+	snprintf(buf, len, "%u.%u.%u%s%s", v.major, v.minor, v.patch,
+		 v.ext && *v.ext ? "-" : "", v.ext ? v.ext : "");
+}
+
 int intelpt_params_from_perf(struct intelpt_params *p, const uint64_t *priv,
 			     size_t npriv, uint64_t attr_config,
 			     const char *cpuid, char *err, size_t errlen)

@@ -77,6 +77,19 @@ int intelpt_params_from_perf(struct intelpt_params *p, const uint64_t *priv,
 /* Parses "F/M[/S]" (raw mode --cpu). */
 int intelpt_params_cpu(struct intelpt_params *p, const char *spec);
 
+/* Whether the linked libipt knows p's CPU (pt_cpu_errata: it has that
+ * model's errata list); 1 also when no CPU is set.  A CPU it does not
+ * know is decoded without errata work-arounds. */
+int intelpt_cpu_known(const struct intelpt_params *p);
+
+/* Whether a processor of p's family and model can have Intel PT at all:
+ * family 6 from model 61 (Broadwell, the first with Intel PT) on, and the
+ * families above 15.  "0/0" cannot. */
+int intelpt_cpu_plausible(const struct intelpt_params *p);
+
+/* The linked libipt's version (pt_library_version), e.g. "2.0.5". */
+void intelpt_libipt_version(char *buf, size_t len);
+
 /* Checks a queue's bytes before decoding: where its first PSB is (nothing
  * before it can be decoded), and whether it ends inside a packet (a cut
  * AUX buffer).  Returns 0 and fills the fields; first_psb == size when

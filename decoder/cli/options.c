@@ -339,9 +339,14 @@ static int parse_one(struct cli_opts *o, int c, char *arg)
 	case 'h':
 		usage(stdout);
 		return 0;
-	case O_VERSION:
+	case O_VERSION: {
+		char libs[256];
+
 		printf("ptdecode %s\n", ptd_version());
+		if (ptd_library_versions(libs, sizeof(libs)) >= 0)
+			printf("with %s\n", libs);
 		return 0;
+	}
 	case O_PT: case O_RAW: case O_ELF: case O_PAGES: case O_CPU:
 	case O_SYSROOT: case O_SEARCH: case O_VMLINUX: case O_KALLSYMS:
 	case O_CPUF: case O_PID: case O_TID: case O_TIME:

@@ -691,10 +691,11 @@ void view_print_stats(FILE *out, int json, const struct ptd_stats *st,
 			",\"errors\":%" PRIu64 ",\"gaps\":%" PRIu64 ",\"lost\":%" PRIu64
 			",\"overflows\":%" PRIu64 ",\"events\":%llu,\"trace_bytes\":%"
 			PRIu64 ",\"queues\":%" PRIu64 ",\"aux_truncated\":%" PRIu64
-			",\"lost_records\":%" PRIu64 ",\"sideband_records\":%" PRIu64 "}\n",
+			",\"lost_records\":%" PRIu64 ",\"sideband_records\":%" PRIu64
+			",\"cpu_unknown\":%" PRIu64 "}\n",
 			st->instructions, st->errors, st->gaps, st->lost, st->overflows,
 			events, st->trace_bytes, st->queues, st->aux_truncated,
-			st->lost_records, st->sideband_records);
+			st->lost_records, st->sideband_records, st->cpu_unknown);
 		return;
 	}
 	fprintf(out, "instructions: %" PRIu64 "\n", st->instructions);
@@ -711,4 +712,6 @@ void view_print_stats(FILE *out, int json, const struct ptd_stats *st,
 	if (st->segments)
 		fprintf(out, "segments: %" PRIu64 " (%" PRIu64 " decoded by libipt)\n",
 			st->segments, st->segments_libipt);
+	if (st->cpu_unknown)
+		fprintf(out, "cpu unknown to libipt: %" PRIu64 "\n", st->cpu_unknown);
 }

@@ -13,6 +13,10 @@
  *   pip:CR3                          PIP (nr = 0)
  *   tsc:VALUE                        TSC
  *   raw:HEX                          bytes as they are (damage)
+ *
+ * ptenc --libipt-version: the linked libipt's version (pt_library_version).
+ * ptenc --cpu-known F/M[/S]: exits 0 when the linked libipt has errata for
+ * that CPU (pt_cpu_errata accepts it), 1 when it does not know it.
  */
 #include <intel-pt.h>
 #include <stdio.h>
@@ -110,6 +114,27 @@ int main(int argc, char **argv)
 	struct pt_config cfg;
 	FILE *out;
 
+	if (argc == 2 && !strcmp(argv[1], "--libipt-version")) {
+		struct pt_version v = pt_library_version();
+
+		printf("%u.%u.%u%s%s\n", v.major, v.minor, v.patch,
+		       v.ext && *v.ext ? "-" : "", v.ext ? v.ext : "");
+		return 0;
+	}
+	if (argc == 3 && !strcmp(argv[1], "--cpu-known")) {
+		struct pt_cpu cpu;
+		struct pt_errata errata;
+		unsigned f, m, st = 0;
+
+		if (sscanf(argv[2], "%u/%u/%u", &f, &m, &st) < 2)
+			return 2;
+		memset(&cpu, 0, sizeof(cpu));
+		cpu.vendor = pcv_intel;
+		cpu.family = (uint16_t)f;
+		cpu.model = (uint8_t)m;
+		cpu.stepping = (uint8_t)st;
+		return pt_cpu_errata(&errata, &cpu) < 0;
+	}
 	if (argc < 3) {
 		fprintf(stderr, "usage: ptenc OUT PACKET...\n");
 		return 2;

@@ -4,6 +4,7 @@
 #include "util.h"
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +20,11 @@ int coresight_available(char *err, size_t errlen)
 
 int coresight_core_arch(const char *type, int *arch, int *profile)
 { return -1; }
+
+void coresight_opencsd_version(char *buf, size_t len)
+{
+	snprintf(buf, len, "none");
+}
 
 int coresight_open(const struct coresight_desc *desc, struct imgstore *st,
 		   unsigned threads, struct backend **out, char *err,
@@ -59,6 +65,14 @@ const char *coresight_warning(const struct backend *b, size_t i) { return NULL; 
 int coresight_available(char *err, size_t errlen)
 {
 	return 0;
+}
+
+void coresight_opencsd_version(char *buf, size_t len)
+{
+	uint32_t v = ocsd_get_version();   /* MMMMnnpp */
+
+	snprintf(buf, len, "%u.%u.%u", (unsigned)(v >> 16), (unsigned)(v >> 8 & 0xff),
+		 (unsigned)(v & 0xff));
 }
 
 /* ---- architecture of a core, from its type name ------------------------ */

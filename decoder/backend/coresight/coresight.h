@@ -101,6 +101,10 @@ struct coresight_queue_desc {
  * PTD_ERR_UNSUPPORTED with the reason in err. */
 int coresight_available(char *err, size_t errlen);
 
+/* The linked OpenCSD's version (ocsd_get_version), e.g. "1.3.3", or
+ * "none" in a build without OpenCSD. */
+void coresight_opencsd_version(char *buf, size_t len);
+
 /* The architecture and profile (struct cs_source's arch and profile) of a
  * core from its type name: Arm's names ("Cortex-A53") and the patterns
  * "ARMvM[.m]-P" and "ARM-AA64[-P]".  Returns 0, or -1 for a name whose
