@@ -21,6 +21,8 @@ code_a=e80b000000ffe0909090909090909090c3909090909090909090909090909090
 code_a=${code_a}740e9090909090909090909090909090ffe09090909090900f05c39090909090
 # Code B: 0x400000 mov %rax,%cr3; 0x400003 jmp 0x500000 (nothing there)
 code_b=0f22d8e9f8ff0f0090909090909090909090909090909090
+# Code C: 0x400000 vmptrld (%rax); 0x400003 jmp 0x500000
+code_c=0fc730e9f8ff0f0090909090909090909090909090909090
 
 # c CODE PACKETS WANT...: the case's code, packets and expected flow lines
 c() { code=$1 packets=$2; shift 2; want=$(printf '%s\n' "$@"); }
@@ -47,7 +49,7 @@ insn_no_ip) c $code_a "psb psbend mode64 pge:0x400038 tip" \
 # then the error (pt_insn_next returns no instruction with it here)
 no_enable) c $code_a "psb psbend mode64 pge:0x400000 pgd:0x400005 tnt:1" \
     0x400000 0x400010 "$(err 0x400010 'expected tracing enabled event')" ;;
-# -- packets libipt binds to an instruction: PIP, MODE.Exec --------------
+# -- packets libipt binds to an instruction: PIP, VMCS, MODE.Exec --------
 # the PIP of the MOV CR3 at the code's start, then a PSB: libipt decodes on
 # to the MOV CR3 and the jump into unmapped code
 pip_psb) c $code_b "psb pip:0x1000 mode64 fup:0x400000 psbend pip:0x2000 psb pip:0x2000 mode64 fup:0x400000 psbend" \
@@ -58,6 +60,9 @@ pip_end) c $code_b "psb psbend mode64 pge:0x400000 pip:0x1000" \
     0x400000 "[paging cr3=0x1000]" ;;
 pip_mode_end) c $code_b "psb psbend mode64 pge:0x400000 pip:0x1000 mode64" \
     0x400000 "$(err 0x400000 'reached end of trace stream')" ;;
+# the trace ends with a VMCS packet: libipt binds it to the VMPTRLD (and
+# reports no event for it)
+vmcs_end) c $code_c "psb psbend mode64 pge:0x400000 vmcs:0x1000" 0x400000 ;;
 # a MODE.Exec with no IP packet after it
 mode_end) c $code_a "psb psbend mode64 pge:0x400020 mode64" \
     "$(err 0 'reached end of trace stream')" ;;

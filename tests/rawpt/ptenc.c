@@ -11,6 +11,7 @@
  *   tip:IP pge:IP pgd:IP fup:IP      IP packets, full 64-bit IP
  *   tip pgd fup                      IP suppressed
  *   pip:CR3                          PIP (nr = 0)
+ *   vmcs:BASE                        VMCS (BASE 4 KiB aligned)
  *   tsc:VALUE                        TSC
  *   raw:HEX                          bytes as they are (damage)
  *
@@ -90,6 +91,9 @@ static int parse(const char *spec, struct pt_packet *p, FILE *raw_out)
 	else if (!strcmp(name, "pip") && arg) {
 		p->type = ppt_pip;
 		p->payload.pip.cr3 = strtoull(arg, NULL, 0);
+	} else if (!strcmp(name, "vmcs") && arg) {
+		p->type = ppt_vmcs;
+		p->payload.vmcs.base = strtoull(arg, NULL, 0);
 	} else if (!strcmp(name, "tsc") && arg) {
 		p->type = ppt_tsc;
 		p->payload.tsc.tsc = strtoull(arg, NULL, 0);
