@@ -123,8 +123,6 @@ static int open_raw_pt(const struct ptd_open_opts *o, struct input *in,
 	const struct input_queue *iq = &in->queues[0];
 	struct intelpt_params params;
 	struct intelpt_queue q;
-	char msg[512];
-	int rc;
 
 	memset(&params, 0, sizeof(params));
 	if (o->cpu && intelpt_params_cpu(&params, o->cpu)) {
@@ -147,11 +145,7 @@ static int open_raw_pt(const struct ptd_open_opts *o, struct input *in,
 	q.file_backed = 1;
 	q.cpu = -1;
 	q.pid = q.tid = IMGSTORE_KERNEL;
-	rc = new_ipt_backend(o, in, &params, &q, 1, NULL, out, msg,
-			     sizeof(msg));
-	if (rc)
-		util_errf(err, errlen, "%s", msg);
-	return rc;
+	return new_ipt_backend(o, in, &params, &q, 1, NULL, out, err, errlen);
 }
 
 static const struct perfdata_attr *find_attr(const struct perfdata_info *info,
@@ -211,14 +205,11 @@ static int open_perf_pt(const struct ptd_open_opts *o, struct input *in,
 {
 	struct intelpt_queue *iq;
 	struct intelpt_params params;
-	char msg[512];
 	int rc;
 
-	rc = perf_pt_params(in, &params, msg, sizeof(msg));
-	if (rc) {
-		util_errf(err, errlen, "%s", msg);
+	rc = perf_pt_params(in, &params, err, errlen);
+	if (rc)
 		return rc;
-	}
 	check_cpu(in, &params, "the recording CPU (perf.data's CPUID)");
 	iq = calloc(in->nqueues ? in->nqueues : 1, sizeof(*iq));
 	if (!iq)
@@ -226,10 +217,8 @@ static int open_perf_pt(const struct ptd_open_opts *o, struct input *in,
 	for (size_t i = 0; i < in->nqueues; i++)
 		ipt_queue_of(in, i, &iq[i]);
 	rc = new_ipt_backend(o, in, &params, iq, in->nqueues, in->sb, out,
-			     msg, sizeof(msg));
+			     err, errlen);
 	free(iq);
-	if (rc)
-		util_errf(err, errlen, "%s", msg);
 	return rc;
 }
 
@@ -311,16 +300,13 @@ static int open_cs_etm(const struct ptd_open_opts *o, struct input *in,
 	for (size_t i = 0; i < in->nqueues; k += cq[i].nchunks, i++)
 		cs_queue_of(in, i, &chunks[k], &cq[i]);
 	rc = coresight_open_perf(&info, cq, in->nqueues, in->st, o->threads,
-				 out, msg, sizeof(msg));
+				 out, err, errlen);
 	free(cq);
 	free(chunks);
 	cs_etm_info_free(&info);
-	if (rc) {
-		util_errf(err, errlen, "%s", msg);
-		return rc;
-	}
-	warn_coresight(in, *out);
-	return 0;
+	if (!rc)
+		warn_coresight(in, *out);
+	return rc;
 }
 
 /* An OpenCSD snapshot directory: input/snapshot.c describes its queues
@@ -328,16 +314,11 @@ static int open_cs_etm(const struct ptd_open_opts *o, struct input *in,
 static int open_snapshot(const struct ptd_open_opts *o, struct input *in,
 			 struct backend **out, char *err, size_t errlen)
 {
-	char msg[512];
-	int rc = snapshot_open(in->path, in->st, o->threads, out, msg,
-			       sizeof(msg));
+	int rc = snapshot_open(in->path, in->st, o->threads, out, err, errlen);
 
-	if (rc) {
-		util_errf(err, errlen, "%s", msg);
-		return rc;
-	}
-	warn_coresight(in, *out);
-	return 0;
+	if (!rc)
+		warn_coresight(in, *out);
+	return rc;
 }
 
 /* ------------------------------------------------------------------ */

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "cssnapshot.h"
+#include "cs_etm_info.h"
 #include "ptdecode.h"
 #include "util.h"
 
@@ -597,4 +598,23 @@ const char *cssnap_core_of(const struct cssnap *s, const char *source)
 		if (!strcmp(s->core_src[i].b, source))
 			return s->core_src[i].a;
 	return NULL;
+}
+
+int cssnap_proto(const char *type)
+{
+	size_t n = strcspn(type, ".");
+
+	if (n == 4 && !strncasecmp(type, "ETM4", 4))
+		return CS_PROTO_ETMV4;
+	if (n == 4 && !strncasecmp(type, "ETM3", 4))
+		return CS_PROTO_ETMV3;
+	if (n >= 3 && (!strncasecmp(type, "PTM", 3) || !strncasecmp(type, "PFT", 3)))
+		return CS_PROTO_PTM;
+	if (n == 3 && !strncasecmp(type, "ETE", 3))
+		return CS_PROTO_ETE;
+	if (n == 3 && !strncasecmp(type, "STM", 3))
+		return CS_PROTO_STM;
+	if (n == 3 && !strncasecmp(type, "ITM", 3))
+		return CS_PROTO_ITM;
+	return CS_PROTO_NONE;
 }

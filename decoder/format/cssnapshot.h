@@ -84,5 +84,8 @@ const struct cssnap_device *cssnap_device(const struct cssnap *s,
 int cssnap_reg(const struct cssnap_device *d, const char *name, uint64_t *val);
 /* The core that a trace source serves (core_trace_sources), or NULL. */
 const char *cssnap_core_of(const struct cssnap *s, const char *source);
+/* The protocol (enum of cs_etm_info.h: CS_PROTO_*) of a trace source's
+ * type ("ETM4.1", "PTM1.1", "ETE", "STM", ...); CS_PROTO_NONE if unknown. */
+int cssnap_proto(const char *type);
 
 #endif

@@ -62,26 +62,6 @@ static void add_warning(struct snap_load *l, const char *fmt, ...)
 
 /* ---- trace sources ------------------------------------------------------ */
 
-/* Protocol from a trace source's type ("ETM4.1", "PTM1.1", "ETE"...). */
-static int source_proto(const char *type)
-{
-	size_t n = strcspn(type, ".");
-
-	if (n == 4 && !strncasecmp(type, "ETM4", 4))
-		return CS_PROTO_ETMV4;
-	if (n == 4 && !strncasecmp(type, "ETM3", 4))
-		return CS_PROTO_ETMV3;
-	if (n >= 3 && (!strncasecmp(type, "PTM", 3) || !strncasecmp(type, "PFT", 3)))
-		return CS_PROTO_PTM;
-	if (n == 3 && !strncasecmp(type, "ETE", 3))
-		return CS_PROTO_ETE;
-	if (n == 3 && !strncasecmp(type, "STM", 3))
-		return CS_PROTO_STM;
-	if (n == 3 && !strncasecmp(type, "ITM", 3))
-		return CS_PROTO_ITM;
-	return CS_PROTO_NONE;
-}
-
 /* Fills s from the registers of a snapshot trace source.  Returns 0, or -1
  * with the missing register's name in *missing. */
 static int snap_regs(const struct cssnap_device *d, struct cs_source *s,
@@ -172,7 +152,7 @@ static int source_config(struct snap_load *l, const struct cssnap_device *d,
 	const char *missing = NULL;
 
 	memset(src, 0, sizeof(*src));
-	src->proto = source_proto(d->type);
+	src->proto = cssnap_proto(d->type);
 	src->cpu = -1;
 	if (src->proto == CS_PROTO_STM || src->proto == CS_PROTO_ITM) {
 		l->nsw++;

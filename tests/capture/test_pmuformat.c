@@ -27,7 +27,10 @@ static void put(const char *dir, const char *name, const char *content)
 	char path[4096];
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path)) {
+		fprintf(stderr, "%s/%s: path too long\n", dir, name);
+		exit(1);
+	}
 	f = fopen(path, "w");
 	if (!f) {
 		perror(path);

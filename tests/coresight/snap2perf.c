@@ -93,21 +93,6 @@ static void check(int rc, const char *what)
 		die("writing %s failed (%s)", what, ptd_strerror(rc));
 }
 
-static int proto_of(const char *type)
-{
-	size_t n = strcspn(type, ".");
-
-	if (n == 4 && !strncasecmp(type, "ETM4", 4))
-		return CS_PROTO_ETMV4;
-	if (n == 4 && !strncasecmp(type, "ETM3", 4))
-		return CS_PROTO_ETMV3;
-	if (n >= 3 && (!strncasecmp(type, "PTM", 3) || !strncasecmp(type, "PFT", 3)))
-		return CS_PROTO_PTM;
-	if (n == 3 && !strncasecmp(type, "ETE", 3))
-		return CS_PROTO_ETE;
-	return CS_PROTO_NONE;
-}
-
 /* Register value, or def when absent (-1: required). */
 static int reg(const struct cssnap_device *d, const char *name, int64_t def,
 	       uint64_t *v)
@@ -278,7 +263,11 @@ int main(int argc, char **argv)
 			const char *core;
 
 			x.dev = cssnap_device(s, pairs[i].a);
-			if (!x.dev || !(x.proto = proto_of(x.dev->type)))
+			if (!x.dev)
+				continue;
+			x.proto = cssnap_proto(x.dev->type);
+			if (x.proto == CS_PROTO_NONE || x.proto == CS_PROTO_STM ||
+			    x.proto == CS_PROTO_ITM)
 				continue; /* STM/ITM or unknown: no flow */
 			core = cssnap_core_of(s, x.dev->name);
 			x.core = core ? cssnap_device(s, core) : NULL;
