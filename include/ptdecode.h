@@ -418,6 +418,11 @@ struct ptd_stats {
 				     * perf.data's CPUID): decoded without
 				     * that CPU's errata work-arounds (a
 				     * warning says which) */
+	uint64_t unsupported_packets; /* Intel PT packets of newer CPUs the
+				     * linked libipt does not decode: dropped
+				     * (a PTD_EV_LOST with error
+				     * PTD_ERR_UNSUPPORTED, addr = how many)
+				     * or an error (PTD_EV_ERROR with it) */
 };
 
 PTD_API int ptd_get_stats(const struct ptd_session *s, struct ptd_stats *st);

@@ -692,10 +692,12 @@ void view_print_stats(FILE *out, int json, const struct ptd_stats *st,
 			",\"overflows\":%" PRIu64 ",\"events\":%llu,\"trace_bytes\":%"
 			PRIu64 ",\"queues\":%" PRIu64 ",\"aux_truncated\":%" PRIu64
 			",\"lost_records\":%" PRIu64 ",\"sideband_records\":%" PRIu64
-			",\"cpu_unknown\":%" PRIu64 "}\n",
+			",\"cpu_unknown\":%" PRIu64 ",\"unsupported_packets\":%" PRIu64
+			"}\n",
 			st->instructions, st->errors, st->gaps, st->lost, st->overflows,
 			events, st->trace_bytes, st->queues, st->aux_truncated,
-			st->lost_records, st->sideband_records, st->cpu_unknown);
+			st->lost_records, st->sideband_records, st->cpu_unknown,
+			st->unsupported_packets);
 		return;
 	}
 	fprintf(out, "instructions: %" PRIu64 "\n", st->instructions);
@@ -714,4 +716,7 @@ void view_print_stats(FILE *out, int json, const struct ptd_stats *st,
 			st->segments, st->segments_libipt);
 	if (st->cpu_unknown)
 		fprintf(out, "cpu unknown to libipt: %" PRIu64 "\n", st->cpu_unknown);
+	if (st->unsupported_packets)
+		fprintf(out, "packets unsupported by libipt: %" PRIu64 "\n",
+			st->unsupported_packets);
 }
