@@ -266,6 +266,14 @@ static void update_time(struct ipt_backend *b)
 	update_context(b);
 }
 
+int intelpt_skl014(const struct intelpt_params *p)
+{
+	struct pt_config cfg;
+
+	intelpt_config(p, &cfg, NULL, NULL);
+	return cfg.addr_filter.config.addr_cfg && cfg.errata.skl014;
+}
+
 void intelpt_config(const struct intelpt_params *p, struct pt_config *cfg,
 		    const uint8_t *begin, const uint8_t *end)
 {
@@ -280,6 +288,16 @@ void intelpt_config(const struct intelpt_params *p, struct pt_config *cfg,
 		if (pt_cpu_errata(&cfg->errata, &cfg->cpu) < 0)
 			memset(&cfg->errata, 0, sizeof(cfg->errata));
 	}
+	for (int n = 0; n < 4; n++)
+		cfg->addr_filter.config.addr_cfg |= (uint64_t)(p->addr_cfg[n] & 0xf) << (4 * n);
+	cfg->addr_filter.addr0_a = p->addr_a[0];
+	cfg->addr_filter.addr0_b = p->addr_b[0];
+	cfg->addr_filter.addr1_a = p->addr_a[1];
+	cfg->addr_filter.addr1_b = p->addr_b[1];
+	cfg->addr_filter.addr2_a = p->addr_a[2];
+	cfg->addr_filter.addr2_b = p->addr_b[2];
+	cfg->addr_filter.addr3_a = p->addr_a[3];
+	cfg->addr_filter.addr3_b = p->addr_b[3];
 	cfg->mtc_freq = p->mtc_freq;
 	cfg->nom_freq = p->nom_freq;
 	cfg->cpuid_0x15_eax = p->cpuid_0x15_eax;

@@ -19,7 +19,7 @@ set -u
 ptdecode=$1 ptenc=$2 ptloop=$3 case=$4
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 libipt=$("$ptenc" --libipt-version)
-newer=
+newer= opts=
 
 # Code A:
 #   0x400000 call 0x400010      0x400005 jmp *%rax
@@ -30,6 +30,9 @@ code_a=e80b000000ffe0909090909090909090c3909090909090909090909090909090
 code_a=${code_a}740e9090909090909090909090909090ffe09090909090900f05c39090909090
 # Code B: 0x400000 mov %rax,%cr3; 0x400003 jmp 0x500000 (nothing there)
 code_b=0f22d8e9f8ff0f0090909090909090909090909090909090
+# Code D: 0x400000 jmp 0x400010; nops; 0x400020 syscall
+code_d=eb0e909090909090909090909090909090909090909090909090909090909090
+code_d=${code_d}0f05c3
 # Code C: 0x400000 vmptrld (%rax); 0x400003 jmp 0x500000
 code_c=0fc730e9f8ff0f0090909090909090909090909090909090
 
@@ -98,17 +101,27 @@ trig_skip) newer=any; c $code_a "psb psbend mode64 pge:0x400000 raw:d90000 tnt:1
     "$(lost 'TRIG packet' "$none" '1 packet')" 0x400000 0x400010 0x400005 ;;
 trig_ip) newer=any; c $code_a "psb psbend mode64 pge:0x400000 raw:d98000 tnt:1 pgd psb psbend mode64 pge:0x400000 tnt:1 pgd" \
     "$(unsup 'TRIG packet' "$none")" 0x400000 0x400010 0x400005 ;;
+# -- IP filters (ptxed's --filter:addrN_*) --------------------------------
+# a Skylake (SKL014): a TIP.PGD without IP after a direct jump out of the
+# filtered range [0x400000, 0x40000f] belongs to the jump
+skl014_filter) opts="--cpu 6/78/3 --filter:addr0_cfg 1 --filter:addr0_a 0x400000 --filter:addr0_b 0x40000f"
+    c $code_d "psb psbend mode64 pge:0x400000 pgd" 0x400000 ;;
+# without the filter configuration libipt binds it to the syscall
+skl014_nofilter) opts="--cpu 6/78/3"
+    c $code_d "psb psbend mode64 pge:0x400000 pgd" 0x400000 $(seq 4194320 4194336 | xargs printf '0x%x\n') ;;
 *) echo "unknown case $case"; exit 2 ;;
 esac
 
 "$ptenc" "$tmp/code.bin" "raw:$code" && "$ptenc" "$tmp/trace" $packets || exit 1
-args="--pt $tmp/trace --raw $tmp/code.bin:0x400000 --no-sym --no-disasm"
+# shellcheck disable=SC2086
+args="$opts --pt $tmp/trace --raw $tmp/code.bin:0x400000 --no-sym --no-disasm"
 # the flow: instructions, paging, errors, skipped packets; the version
 # in messages as V
 flow() { grep -E '^(0x|\[error|\[paging|\[lost)' "$1" | sed 's/libipt [0-9][0-9.]*/libipt V/'; }
 nooff() { sed 's/^\[error offset=0x[0-9a-f]* /[error /'; }
 nomsg() { sed 's/^\(\[error [^:]*\):.*/\1]/'; }
-"$ptloop" "$tmp/trace" "raw:$tmp/code.bin:0x400000" >"$tmp/oracle"
+# shellcheck disable=SC2086
+"$ptloop" $opts "$tmp/trace" "raw:$tmp/code.bin:0x400000" >"$tmp/oracle"
 flow "$tmp/oracle" | nomsg >"$tmp/oracle.flow"
 printf '%s\n' "$want" | grep . >"$tmp/want"
 by=case

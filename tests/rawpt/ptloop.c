@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ptloop TRACE IMAGE...: an independent oracle for raw Intel PT decoding:
+ * ptloop [OPTION...] TRACE IMAGE...: an independent oracle for raw Intel PT decoding:
  * libipt's instruction decoder called directly, in the loop libipt's
  * documentation gives (and ptxed runs): sync, drain the pending events,
  * next instruction; an instruction returned together with an error or
@@ -10,6 +10,9 @@
  *   IMAGE  raw:FILE:ADDR          FILE's bytes at ADDR
  *          pages:ADDRS:DUMP       a page cache: u64 page addresses in
  *                                 ADDRS, their 4 KiB pages in DUMP
+ *
+ *   OPTION --cpu F/M/S             the recording CPU (libipt's errata)
+ *          --filter:addrN_cfg|_a|_b V   IP filter N (0-3), as ptxed
  *
  * Prints one line per instruction (0xIP), per paging event
  * ([paging cr3=0x...]) and per error ([error offset=0x... ip=0x...:
@@ -125,6 +128,41 @@ static void decode(struct pt_insn_decoder *dec, int status)
 	}
 }
 
+/* --cpu and --filter:addrN_* into cfg; returns how many arguments. */
+static int option(struct pt_config *cfg, char **argv)
+{
+	unsigned f, m, s = 0, n;
+	char field[4];
+	uint64_t v;
+
+	if (!strcmp(argv[0], "--cpu") && argv[1] &&
+	    sscanf(argv[1], "%u/%u/%u", &f, &m, &s) >= 2) {
+		cfg->cpu.vendor = pcv_intel;
+		cfg->cpu.family = (uint16_t)f;
+		cfg->cpu.model = (uint8_t)m;
+		cfg->cpu.stepping = (uint8_t)s;
+		if (pt_cpu_errata(&cfg->errata, &cfg->cpu) < 0)
+			return -1;
+		return 2;
+	}
+	if (sscanf(argv[0], "--filter:addr%u_%3s", &n, field) != 2 || n > 3 || !argv[1])
+		return -1;
+	struct pt_conf_addr_filter *af = &cfg->addr_filter;
+	uint64_t *a[4] = { &af->addr0_a, &af->addr1_a, &af->addr2_a, &af->addr3_a };
+	uint64_t *b[4] = { &af->addr0_b, &af->addr1_b, &af->addr2_b, &af->addr3_b };
+
+	v = strtoull(argv[1], NULL, 0);
+	if (!strcmp(field, "cfg"))
+		af->config.addr_cfg |= (v & 0xf) << (4 * n);
+	else if (!strcmp(field, "a"))
+		*a[n] = v;
+	else if (!strcmp(field, "b"))
+		*b[n] = v;
+	else
+		return -1;
+	return 2;
+}
+
 int main(int argc, char **argv)
 {
 	struct pt_insn_decoder *dec;
@@ -132,16 +170,26 @@ int main(int argc, char **argv)
 	struct pt_image *img;
 	size_t size;
 	uint8_t *trace;
+	int i = 1;
 
-	if (argc < 3) {
-		fprintf(stderr, "usage: ptloop TRACE IMAGE...\n");
+	pt_config_init(&cfg);
+	while (i < argc && argv[i][0] == '-') {
+		int n = option(&cfg, argv + i);
+
+		if (n < 0) {
+			fprintf(stderr, "ptloop: bad option %s\n", argv[i]);
+			return 2;
+		}
+		i += n;
+	}
+	if (argc - i < 2) {
+		fprintf(stderr, "usage: ptloop [OPTION...] TRACE IMAGE...\n");
 		return 2;
 	}
-	trace = slurp(argv[1], &size);
+	trace = slurp(argv[i], &size);
 	img = pt_image_alloc("ptloop");
-	for (int i = 2; i < argc; i++)
+	while (++i < argc)
 		add_image(img, argv[i]);
-	pt_config_init(&cfg);
 	cfg.begin = trace;
 	cfg.end = trace + size;
 	dec = pt_insn_alloc_decoder(&cfg);
