@@ -165,6 +165,15 @@ struct ptd_open_opts {
 	uint64_t max_insns;        /* stop after this many instructions */
 	uint64_t time_start;       /* perf-clock ns; events before are skipped */
 	uint64_t time_end;         /* perf-clock ns; stop after */
+
+	/* Intel PT: the IP filters the trace was recorded with (ptxed's
+	 * --filter:addrN_cfg, --filter:addrN_a, --filter:addrN_b):
+	 * IA32_RTIT_CTL.ADDRn_CFG (0 unused, 1 filter, 2 stop) and the range
+	 * [IA32_RTIT_ADDRn_A, IA32_RTIT_ADDRn_B], n = 0..3; a filter given
+	 * here (any field non-zero) replaces the input's.  libipt's errata
+	 * work-arounds (SKL014) depend on them. */
+	uint8_t addr_cfg[4];
+	uint64_t addr_a[4], addr_b[4];
 };
 
 /* Input kinds ptd_open recognises. */
@@ -418,6 +427,14 @@ struct ptd_stats {
 				     * perf.data's CPUID): decoded without
 				     * that CPU's errata work-arounds (a
 				     * warning says which) */
+	uint64_t unsupported_packets; /* Intel PT packets of newer CPUs the
+				     * linked libipt does not decode: dropped
+				     * (a PTD_EV_LOST with error
+				     * PTD_ERR_UNSUPPORTED, addr = how many)
+				     * or an error (PTD_EV_ERROR with it) */
+	/* the Intel PT IP filters decoded with (as in ptd_open_opts) */
+	uint8_t addr_cfg[4];
+	uint64_t addr_a[4], addr_b[4];
 };
 
 PTD_API int ptd_get_stats(const struct ptd_session *s, struct ptd_stats *st);

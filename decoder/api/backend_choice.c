@@ -114,8 +114,34 @@ static int new_ipt_backend(const struct ptd_open_opts *o, struct input *in,
 			  out, err, errlen);
 }
 
+/* The IP filters given in the options (--filter:addrN_*) into p, and
+ * those the decoder uses into the statistics. */
+static int set_filters(const struct ptd_open_opts *o, struct input *in,
+		       struct intelpt_params *p, char *err, size_t errlen)
+{
+	struct ptd_stats *st = in->sink.stats;
+
+	for (int n = 0; n < 4; n++) {
+		if (o->addr_cfg[n] > 15) {
+			util_errf(err, errlen, "bad --filter:addr%d_cfg %u: "
+				  "IA32_RTIT_CTL.ADDR%d_CFG has 4 bits (0 unused, 1 "
+				  "filter, 2 stop)", n, o->addr_cfg[n], n);
+			return PTD_ERR_INVAL;
+		}
+		if (!o->addr_cfg[n] && !o->addr_a[n] && !o->addr_b[n])
+			continue;
+		p->addr_cfg[n] = o->addr_cfg[n];
+		p->addr_a[n] = o->addr_a[n];
+		p->addr_b[n] = o->addr_b[n];
+	}
+	memcpy(st->addr_cfg, p->addr_cfg, sizeof(st->addr_cfg));
+	memcpy(st->addr_a, p->addr_a, sizeof(st->addr_a));
+	memcpy(st->addr_b, p->addr_b, sizeof(st->addr_b));
+	return 0;
+}
+
 /* A raw trace: one queue in the kernel's address space, no sideband, the
- * CPU from --cpu. */
+ * CPU from --cpu, the IP filters from the options. */
 static int open_raw_pt(const struct ptd_open_opts *o, struct input *in,
 		       struct backend **out, char *err,
 		       size_t errlen)
@@ -139,6 +165,8 @@ static int open_raw_pt(const struct ptd_open_opts *o, struct input *in,
 		return PTD_ERR_INVAL;
 	}
 	check_cpu(in, &params, "--cpu");
+	if (set_filters(o, in, &params, err, errlen))
+		return PTD_ERR_INVAL;
 	memset(&q, 0, sizeof(q));
 	q.data = iq->data;
 	q.size = iq->size;
@@ -211,6 +239,8 @@ static int open_perf_pt(const struct ptd_open_opts *o, struct input *in,
 	if (rc)
 		return rc;
 	check_cpu(in, &params, "the recording CPU (perf.data's CPUID)");
+	if (set_filters(o, in, &params, err, errlen))
+		return PTD_ERR_INVAL;
 	iq = calloc(in->nqueues ? in->nqueues : 1, sizeof(*iq));
 	if (!iq)
 		return PTD_ERR_NOMEM;

@@ -211,7 +211,15 @@ static int account(struct ptd_session *s, struct ptd_event *ev)
 		return 1;
 	switch (ev->kind) {
 	case PTD_EV_INSN: s->stats.instructions++; break;
-	case PTD_EV_ERROR: s->stats.errors++; break;
+	case PTD_EV_ERROR:
+		s->stats.errors++;
+		if (ev->error == PTD_ERR_UNSUPPORTED)
+			s->stats.unsupported_packets++;
+		break;
+	case PTD_EV_LOST:
+		if (ev->error == PTD_ERR_UNSUPPORTED)
+			s->stats.unsupported_packets += ev->addr;
+		break;
 	case PTD_EV_GAP: s->stats.gaps++; break;
 	case PTD_EV_OVERFLOW: s->stats.overflows++; break;
 	default: break;

@@ -47,9 +47,18 @@ struct ipt_backend {
 	struct imgstore_hit mem_hit;
 	char mem_err[512];
 
+	/* packets this libipt does not know (newer CPUs): the queue is
+	 * decoded again over a copy with PADs in their place */
+	uint8_t *padded;              /* that copy, or NULL */
+	uint64_t q_events;            /* events pushed for the current queue */
+	uint64_t skip;                /* events to drop: handed out already */
+	int newer_said;               /* the full explanation was given */
+
 	struct ptd_event fifo[FIFO_SIZE];
 	unsigned head, tail;
 	char msg[FIFO_SIZE][640];     /* messages of queued events */
+	struct ptd_event dropped;     /* where skipped events are written */
+	char dropped_msg[640];
 	char errmsg[512];
 };
 
@@ -188,7 +197,8 @@ static struct ptd_event *push(struct ipt_backend *b, int kind)
 
 	if (b->tail - b->head >= FIFO_SIZE)
 		return NULL; /* cannot happen: we push at most a few per step */
-	ev = &b->fifo[b->tail % FIFO_SIZE];
+	b->q_events++;
+	ev = b->skip ? &b->dropped : &b->fifo[b->tail % FIFO_SIZE];
 	memset(ev, 0, sizeof(*ev));
 	ev->kind = (uint16_t)kind;
 	ev->queue = (uint32_t)b->qi;
@@ -202,13 +212,16 @@ static struct ptd_event *push(struct ipt_backend *b, int kind)
 	ev->tsc = b->tsc;
 	if (b->dec)
 		pt_insn_get_offset(b->dec, &ev->offset);
-	b->tail++;
+	if (b->skip)
+		b->skip--;
+	else
+		b->tail++;
 	return ev;
 }
 
 static char *msgbuf(struct ipt_backend *b, struct ptd_event *ev)
 {
-	char *m = b->msg[(size_t)(ev - b->fifo)];
+	char *m = ev == &b->dropped ? b->dropped_msg : b->msg[(size_t)(ev - b->fifo)];
 
 	ev->msg = m;
 	return m;
@@ -253,6 +266,14 @@ static void update_time(struct ipt_backend *b)
 	update_context(b);
 }
 
+int intelpt_skl014(const struct intelpt_params *p)
+{
+	struct pt_config cfg;
+
+	intelpt_config(p, &cfg, NULL, NULL);
+	return cfg.addr_filter.config.addr_cfg && cfg.errata.skl014;
+}
+
 void intelpt_config(const struct intelpt_params *p, struct pt_config *cfg,
 		    const uint8_t *begin, const uint8_t *end)
 {
@@ -267,6 +288,16 @@ void intelpt_config(const struct intelpt_params *p, struct pt_config *cfg,
 		if (pt_cpu_errata(&cfg->errata, &cfg->cpu) < 0)
 			memset(&cfg->errata, 0, sizeof(cfg->errata));
 	}
+	for (int n = 0; n < 4; n++)
+		cfg->addr_filter.config.addr_cfg |= (uint64_t)(p->addr_cfg[n] & 0xf) << (4 * n);
+	cfg->addr_filter.addr0_a = p->addr_a[0];
+	cfg->addr_filter.addr0_b = p->addr_b[0];
+	cfg->addr_filter.addr1_a = p->addr_a[1];
+	cfg->addr_filter.addr1_b = p->addr_b[1];
+	cfg->addr_filter.addr2_a = p->addr_a[2];
+	cfg->addr_filter.addr2_b = p->addr_b[2];
+	cfg->addr_filter.addr3_a = p->addr_a[3];
+	cfg->addr_filter.addr3_b = p->addr_b[3];
 	cfg->mtc_freq = p->mtc_freq;
 	cfg->nom_freq = p->nom_freq;
 	cfg->cpuid_0x15_eax = p->cpuid_0x15_eax;
@@ -283,6 +314,8 @@ static int start_queue(struct ipt_backend *b)
 	rc = intelpt_queue_data(q, &data);
 	if (rc)
 		return rc;
+	if (b->padded)
+		data = b->padded;
 	intelpt_config(&b->p, &cfg, data, data + q->size);
 
 	b->dec = pt_insn_alloc_decoder(&cfg);
@@ -298,6 +331,7 @@ static int start_queue(struct ipt_backend *b)
 	b->tsc = 0;
 	b->next_switch = 0;
 	b->last_sync = UINT64_MAX;
+	b->q_events = 0;
 	return 0;
 }
 
@@ -305,6 +339,9 @@ static void end_queue(struct ipt_backend *b)
 {
 	pt_insn_free_decoder(b->dec);
 	b->dec = NULL;
+	free(b->padded);
+	b->padded = NULL;
+	b->skip = 0;
 	b->qi++;
 }
 
@@ -340,16 +377,146 @@ static int gap_event(struct ipt_backend *b)
 	return 1;
 }
 
-static void error_event(struct ipt_backend *b, int pterr, uint64_t ip)
+/* A packet of a newer Intel PT than the linked libipt may know (Intel SDM
+ * vol. 3, "Trace Packets"): Event Trace's CFE and EVD (libipt >= 2.1
+ * decodes them) and TRIG (no libipt release does).  Dropping one keeps
+ * the control flow unless an IP packet belongs to it (its IP bit). */
+struct newer_packet {
+	const char *name;
+	size_t size;
+	int skippable;
+	int in_21;                    /* libipt 2.1 decodes it */
+};
+
+/* Whether the bytes at p (left of them) start such a packet. */
+static int newer_packet(const uint8_t *p, size_t left, struct newer_packet *np)
+{
+	memset(np, 0, sizeof(*np));
+#ifdef PTD_LIBIPT_EVENT_TRACE
+	/* this libipt decodes Event Trace: its errors there are its own */
+	if (left >= 2 && p[0] == 0x02 && (p[1] == 0x13 || p[1] == 0x53))
+		return 0;
+#endif
+	if (left >= 3 && p[0] == 0x02 && p[1] == 0x13) {
+		*np = (struct newer_packet){ "CFE packet (Event Trace)", 4,
+					     !(p[2] & 0x80), 1 };
+	} else if (left >= 3 && p[0] == 0x02 && p[1] == 0x53) {
+		*np = (struct newer_packet){ "EVD packet (Event Trace)", 11, 1, 1 };
+	} else if (left >= 2 && p[0] == 0xd9) {
+		*np = (struct newer_packet){ "TRIG packet", p[1] & 0x40 ? 5 : 3,
+					     !(p[1] & 0x80), 0 };
+	} else {
+		return 0;
+	}
+	return np->size <= left;
+}
+
+/* Counts the packets libipt does not know in a queue's bytes that can be
+ * dropped, and writes PADs in their place. */
+static uint64_t pad_newer(const struct intelpt_params *p, uint8_t *data,
+			  size_t size)
+{
+	struct pt_packet_decoder *dec;
+	struct newer_packet np;
+	struct pt_packet pk;
+	struct pt_config cfg;
+	uint64_t n = 0, off;
+	int rc;
+
+	intelpt_config(p, &cfg, data, data + size);
+	dec = pt_pkt_alloc_decoder(&cfg);
+	rc = dec ? pt_pkt_sync_forward(dec) : -pte_nomem;
+	while (rc >= 0) {
+		off = 0;
+		pt_pkt_get_offset(dec, &off);
+		rc = pt_pkt_next(dec, &pk, sizeof(pk));
+		if (rc != -pte_bad_opc)
+			continue;
+		if (!newer_packet(data + off, size - off, &np)) {
+			rc = pt_pkt_sync_forward(dec);
+			continue;
+		}
+		if (np.skippable) {
+			memset(data + off, 0, np.size);  /* PAD */
+			n++;
+		}
+		rc = pt_pkt_sync_set(dec, off + np.size);
+	}
+	pt_pkt_free_decoder(dec);
+	return n;
+}
+
+/* libipt met a packet it does not know.  If it is one of a newer Intel PT
+ * that carries no IP, the queue is decoded again from its start over a
+ * copy with PADs in place of all such packets, dropping the events handed
+ * out already, after one event that says so.  Returns 1 when it did;
+ * otherwise, if it is such a packet, names it in m (len bytes), and
+ * returns 0. */
+static int skip_newer(struct ipt_backend *b, char *m, size_t len)
+{
+	const struct intelpt_queue *q = &b->queues[b->qi];
+	struct newer_packet np;
+	struct ptd_event *ev;
+	const uint8_t *data;
+	uint8_t *padded;
+	uint64_t n, done, off = 0;
+	char ver[64], why[160];
+
+	if (intelpt_queue_data(q, &data) < 0)
+		return 0;
+	if (b->padded)
+		data = b->padded;
+	pt_insn_get_offset(b->dec, &off);
+	if (off >= q->size || !newer_packet(data + off, q->size - off, &np))
+		return 0;
+	intelpt_libipt_version(ver, sizeof(ver));
+	snprintf(why, sizeof(why), "%s not supported by libipt %s; %s", np.name,
+		 ver, np.in_21 ? "newer CPUs need libipt >= 2.1" :
+		 "no libipt release decodes it yet");
+	if (!np.skippable || b->padded || !(padded = malloc(q->size))) {
+		snprintf(m, len, "%s (an IP packet belongs to it: decoding "
+			 "resumes at the next sync point)", why);
+		return 0;
+	}
+	memcpy(padded, data, q->size);
+	n = pad_newer(&b->p, padded, q->size);
+	done = b->q_events;
+	ev = push(b, PTD_EV_LOST);
+	if (ev) {
+		ev->error = PTD_ERR_UNSUPPORTED;
+		ev->addr = n;
+		snprintf(msgbuf(b, ev), 640, "%s%s%" PRIu64 " packet%s libipt does "
+			 "not decode skipped in this trace queue; the control "
+			 "flow around them decodes on", b->newer_said ? "" : why,
+			 b->newer_said ? "" : ": ", n, n == 1 ? "" : "s");
+		b->newer_said = 1;
+	}
+	pt_insn_free_decoder(b->dec);
+	b->dec = NULL;
+	b->padded = padded;
+	if (start_queue(b) < 0) {
+		end_queue(b);
+		return 1;
+	}
+	b->skip = done;
+	return 1;
+}
+
+/* Reports libipt's error pterr at ip.  Returns 1 when the queue was
+ * restarted instead (skip_newer), 0 otherwise. */
+static int error_event(struct ipt_backend *b, int pterr, uint64_t ip)
 {
 	struct ptd_event *ev;
+	char newer[320] = "";
 	char *m;
 
 	if (pterr == -pte_nomap && b->mem_failed && gap_event(b))
-		return;
+		return 0;
+	if (pterr == -pte_bad_opc && skip_newer(b, newer, sizeof(newer)))
+		return 1;
 	ev = push(b, PTD_EV_ERROR);
 	if (!ev)
-		return;
+		return 0;
 	m = msgbuf(b, ev);
 	ev->error = PTD_ERR_DECODE;
 	ev->ip = ip;
@@ -358,10 +525,14 @@ static void error_event(struct ipt_backend *b, int pterr, uint64_t ip)
 		ev->ip = b->mem_fail_ip;
 		snprintf(m, 640, "no code at %#" PRIx64 ": %s", b->mem_fail_ip,
 			 b->mem_err);
+	} else if (*newer) {
+		ev->error = PTD_ERR_UNSUPPORTED;
+		snprintf(m, 640, "%s", newer);
 	} else {
 		snprintf(m, 640, "%s", pt_errstr(pt_errcode(pterr)));
 	}
 	b->mem_failed = 0;
+	return 0;
 }
 
 int intelpt_convert_event(const struct intelpt_params *p,
@@ -553,7 +724,8 @@ static int step(struct ipt_backend *b)
 		}
 		pt_insn_get_sync_offset(b->dec, &off);
 		if (rc < 0) {
-			error_event(b, rc, 0);
+			if (error_event(b, rc, 0))
+				return 0;
 			/* No progress means nothing further can be synced. */
 			if (off == b->last_sync)
 				end_queue(b);
@@ -563,6 +735,7 @@ static int step(struct ipt_backend *b)
 		b->last_sync = off;
 		b->status = rc;
 		b->state = Q_DECODE;
+		b->last_ip = 0;  /* errors before an instruction have none */
 		update_time(b);
 		return 0;
 	}
@@ -570,6 +743,12 @@ static int step(struct ipt_backend *b)
 		struct pt_event pe;
 
 		rc = pt_insn_event(b->dec, &pe, sizeof(pe));
+		if (rc == -pte_eos) {
+			/* the trace ends inside the event's packets: the end,
+			 * as for ptxed */
+			end_queue(b);
+			return 0;
+		}
 		if (rc < 0) {
 			error_event(b, rc, b->last_ip);
 			b->state = Q_SYNC;
@@ -674,14 +853,15 @@ int intelpt_check_queue(const struct intelpt_params *p, const uint8_t *data,
 	if (pt_pkt_sync_set(dec, last) >= 0) {
 		struct pt_packet pk;
 
-		for (;;) {
+		int rc;
+
+		do {
 			pt_pkt_get_offset(dec, &off);
-			if (pt_pkt_next(dec, &pk, sizeof(pk)) < 0)
-				break;
-		}
-		/* stopped before the end: a packet cut short, or damage
-		 * (which the decoder reports itself) */
-		if (off < size && size - off < 16) {
+			rc = pt_pkt_next(dec, &pk, sizeof(pk));
+		} while (rc >= 0);
+		/* stopped before the end: a packet cut short (damage and
+		 * packets libipt does not know the decoder reports itself) */
+		if (rc == -pte_eos && off < size && size - off < 16) {
 			qc->tail_cut = 1;
 			qc->tail_offset = off;
 		}

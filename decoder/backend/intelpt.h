@@ -35,6 +35,9 @@ struct intelpt_params {
 	uint32_t cpuid_0x15_eax, cpuid_0x15_ebx; /* TSC:CTC = ebx/eax */
 	int have_time;              /* TSC -> perf time known */
 	uint64_t time_shift, time_mult, time_zero;
+	/* IP filters: IA32_RTIT_CTL.ADDRn_CFG and IA32_RTIT_ADDRn_A/B */
+	uint8_t addr_cfg[4];
+	uint64_t addr_a[4], addr_b[4];
 };
 
 /* A piece of a queue's byte stream (one AUXTRACE payload) at `offset`. */
@@ -119,7 +122,13 @@ int intelpt_convert_event(const struct intelpt_params *p,
 			  const struct pt_event *pe, struct ptd_event *ev);
 uint8_t intelpt_map_class(int pt_iclass);
 uint8_t intelpt_map_mode(int pt_mode);
-/* Sets up a libipt config for a buffer (cpu, errata, timing ratios). */
+/* Whether libipt's SKL014 work-around applies: the CPU has that erratum
+ * and IP filters are configured (a TIP.PGD with its IP suppressed may
+ * then belong to a direct branch out of the filtered range). */
+int intelpt_skl014(const struct intelpt_params *p);
+
+/* Sets up a libipt config for a buffer (cpu, errata, timing ratios, IP
+ * filters). */
 struct pt_config;
 void intelpt_config(const struct intelpt_params *p, struct pt_config *cfg,
 		    const uint8_t *begin, const uint8_t *end);

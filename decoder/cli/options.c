@@ -18,6 +18,7 @@ enum {
 	O_CPUF, O_PID, O_TID, O_TIME, O_MAXI, O_NOVER, O_NOSYM, O_NODIS,
 	O_ATT, O_VERSION, O_DECODER, O_SRC, O_COVERAGE, O_BCACHE, O_WTHREAD,
 	O_PERFETTO,
+	O_FILTER,   /* + 3 * n + (0 cfg, 1 a, 2 b): --filter:addrN_* */
 };
 
 static const struct option long_opts[] = {
@@ -55,6 +56,18 @@ static const struct option long_opts[] = {
 	{ "jobs", required_argument, 0, 'j' },
 	{ "block-cache", required_argument, 0, O_BCACHE },
 	{ "write-thread", no_argument, 0, O_WTHREAD },
+	{ "filter:addr0_cfg", required_argument, 0, O_FILTER + 0 },
+	{ "filter:addr0_a", required_argument, 0, O_FILTER + 1 },
+	{ "filter:addr0_b", required_argument, 0, O_FILTER + 2 },
+	{ "filter:addr1_cfg", required_argument, 0, O_FILTER + 3 },
+	{ "filter:addr1_a", required_argument, 0, O_FILTER + 4 },
+	{ "filter:addr1_b", required_argument, 0, O_FILTER + 5 },
+	{ "filter:addr2_cfg", required_argument, 0, O_FILTER + 6 },
+	{ "filter:addr2_a", required_argument, 0, O_FILTER + 7 },
+	{ "filter:addr2_b", required_argument, 0, O_FILTER + 8 },
+	{ "filter:addr3_cfg", required_argument, 0, O_FILTER + 9 },
+	{ "filter:addr3_a", required_argument, 0, O_FILTER + 10 },
+	{ "filter:addr3_b", required_argument, 0, O_FILTER + 11 },
 	{ 0, 0, 0, 0 },
 };
 
@@ -97,6 +110,10 @@ static void usage(FILE *f)
 "  --elf FILE[:BASE]    load FILE's executable segments (repeatable)\n"
 "  --pages ADDRS:DUMP   page cache: u64 page addresses + 4 KiB pages\n"
 "  --cpu F/M[/S]|none   CPU the trace was recorded on (errata)\n"
+"  --filter:addrN_cfg CFG, --filter:addrN_a BASE, --filter:addrN_b LIMIT\n"
+"                       IP filter N (0-3) it was recorded with:\n"
+"                       IA32_RTIT_CTL.ADDRn_CFG (1 filter, 2 stop) and\n"
+"                       IA32_RTIT_ADDRn_A/B (errata work-arounds)\n"
 "\n"
 "Images:\n"
 "  --sysroot DIR        prefix for paths named in the trace's sideband\n"
@@ -314,6 +331,31 @@ static int parse_output(struct cli_opts *o, int c, const char *arg)
 	}
 }
 
+/* --filter:addrN_cfg, --filter:addrN_a, --filter:addrN_b (ptxed's) */
+static int parse_addr_filter(struct cli_opts *o, int c, const char *arg)
+{
+	int n = (c - O_FILTER) / 3, field = (c - O_FILTER) % 3;
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(arg, &end, 0);
+	if (errno || end == arg || *end || (field == 0 && v > 15)) {
+		fprintf(stderr, "ptdecode: bad --filter:addr%d_%s value \"%s\": "
+			"%s\n", n, field == 0 ? "cfg" : field == 1 ? "a" : "b", arg,
+			field == 0 ? "a number 0-15 (0 unused, 1 filter, 2 stop)" :
+			"an address");
+		return 2;
+	}
+	if (field == 0)
+		o->open.addr_cfg[n] = (uint8_t)v;
+	else if (field == 1)
+		o->open.addr_a[n] = v;
+	else
+		o->open.addr_b[n] = v;
+	return 0;
+}
+
 /* Options that say where the trace and its code are. */
 static int parse_input(struct cli_opts *o, int c, char *arg)
 {
@@ -354,6 +396,8 @@ static int parse_one(struct cli_opts *o, int c, char *arg)
 	case O_DECODER: case 'j': case O_BCACHE: case O_MAXI: case O_NOVER:
 		return parse_decoding(o, c, arg) ? 2 : -1;
 	default:
+		if (c >= O_FILTER && c < O_FILTER + 12)
+			return parse_addr_filter(o, c, arg) ? 2 : -1;
 		return parse_output(o, c, arg) ? 2 : -1;
 	}
 }

@@ -683,6 +683,12 @@ void view_finish(struct view *v)
 	fflush(v->o.out);
 }
 
+/* IA32_RTIT_CTL.ADDRn_CFG's meaning. */
+static const char *addr_cfg_name(uint8_t cfg)
+{
+	return cfg == 1 ? "filter" : cfg == 2 ? "stop" : "reserved";
+}
+
 void view_print_stats(FILE *out, int json, const struct ptd_stats *st,
 		      unsigned long long events)
 {
@@ -692,10 +698,21 @@ void view_print_stats(FILE *out, int json, const struct ptd_stats *st,
 			",\"overflows\":%" PRIu64 ",\"events\":%llu,\"trace_bytes\":%"
 			PRIu64 ",\"queues\":%" PRIu64 ",\"aux_truncated\":%" PRIu64
 			",\"lost_records\":%" PRIu64 ",\"sideband_records\":%" PRIu64
-			",\"cpu_unknown\":%" PRIu64 "}\n",
+			",\"cpu_unknown\":%" PRIu64 ",\"unsupported_packets\":%" PRIu64,
 			st->instructions, st->errors, st->gaps, st->lost, st->overflows,
 			events, st->trace_bytes, st->queues, st->aux_truncated,
-			st->lost_records, st->sideband_records, st->cpu_unknown);
+			st->lost_records, st->sideband_records, st->cpu_unknown,
+			st->unsupported_packets);
+		fputs(",\"address_filters\":[", out);
+		for (int n = 0, first = 1; n < 4; n++) {
+			if (!st->addr_cfg[n])
+				continue;
+			fprintf(out, "%s{\"n\":%d,\"cfg\":\"%s\",\"a\":\"%#" PRIx64
+				"\",\"b\":\"%#" PRIx64 "\"}", first ? "" : ",", n,
+				addr_cfg_name(st->addr_cfg[n]), st->addr_a[n], st->addr_b[n]);
+			first = 0;
+		}
+		fputs("]}\n", out);
 		return;
 	}
 	fprintf(out, "instructions: %" PRIu64 "\n", st->instructions);
@@ -714,4 +731,12 @@ void view_print_stats(FILE *out, int json, const struct ptd_stats *st,
 			st->segments, st->segments_libipt);
 	if (st->cpu_unknown)
 		fprintf(out, "cpu unknown to libipt: %" PRIu64 "\n", st->cpu_unknown);
+	if (st->unsupported_packets)
+		fprintf(out, "packets unsupported by libipt: %" PRIu64 "\n",
+			st->unsupported_packets);
+	for (int n = 0; n < 4; n++)
+		if (st->addr_cfg[n])
+			fprintf(out, "address filter %d: %s [%#" PRIx64 ", %#" PRIx64 "]\n",
+				n, addr_cfg_name(st->addr_cfg[n]), st->addr_a[n],
+				st->addr_b[n]);
 }

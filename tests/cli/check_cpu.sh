@@ -71,15 +71,24 @@ cmp -s "$tmp/flow.libipt" "$tmp/flow.fast" || fail "raw: fast and libipt flows d
 # --- perf.data whose CPUID names a model libipt does not know
 cp -r "$capture" "$tmp/cap.ptd"
 grep -q 'GenuineIntel,6,158,10' "$tmp/cap.ptd/perf.data" || { echo "FAIL: no CPUID 6/158/10 in $capture"; exit 1; }
-# same length: the string stays NUL-padded in its header section
-perl -0777 -pi -e 's/GenuineIntel,6,158,10/GenuineIntel,6,170,4\0/' "$tmp/cap.ptd/perf.data"
-if "$ptenc" --cpu-known 6/170/4; then
-    echo "SKIP: this libipt knows 6/170"; exit 77
-fi
+# the first model this libipt does not know; the string keeps its length
+# (NUL-padded) in its header section
+model=
+for m in 6/170/4 18/1/0; do
+    "$ptenc" --cpu-known $m || { model=$m; break; }
+done
+[ -n "$model" ] || { echo "SKIP: this libipt knows 6/170 and 18/1"; exit 77; }
+cpuid="GenuineIntel,$(echo $model | tr / ,)"
+f=${model%%/*} m=${model#*/}; m=${m%%/*}
+CPUID=$cpuid perl -0777 -pi -e \
+    's/GenuineIntel,6,158,10/$ENV{CPUID} . "\0" x (21 - length $ENV{CPUID})/e' \
+    "$tmp/cap.ptd/perf.data"
+[ "$(stat -c %s "$capture/perf.data")" = "$(stat -c %s "$tmp/cap.ptd/perf.data")" ] ||
+    { echo "FAIL: patching the CPUID changed perf.data's size"; exit 1; }
 for d in libipt fast; do
     "$ptdecode" --decoder=$d --no-sym --insn --stats "$capture" >"$tmp/orig" 2>/dev/null
     "$ptdecode" --decoder=$d --no-sym --insn --stats "$tmp/cap.ptd" >"$tmp/out" 2>"$tmp/err"
-    want="ptdecode: warning: the recording CPU (perf.data's CPUID) 6/170/4: CPU family 6 model 170 is unknown to libipt $libipt "
+    want="ptdecode: warning: the recording CPU (perf.data's CPUID) $model: CPU family $f model $m is unknown to libipt $libipt "
     if [ "$(grep -c 'unknown to libipt' "$tmp/err")" != 1 ] || ! grep -qF "$want" "$tmp/err"; then
         fail "$d perf.data: want one warning \"$want...\", got: $(cat "$tmp/err")"
     elif ! grep -qx 'cpu unknown to libipt: 1' "$tmp/out" || grep -q '^cpu unknown' "$tmp/orig"; then

@@ -458,6 +458,7 @@ int fastpt_new(const struct intelpt_params *p,
 	pool_init(fb);
 	set_ops(&fb->base);
 	fb->p = *p;
+	fb->skl014 = intelpt_skl014(p);
 	fb->cache_max = cache_max ? cache_max : BCACHE_MAX_DEFAULT;
 	fb->count_only = !!(flags & FASTPT_COUNT_ONLY);
 	fb->keep_text = !!(flags & FASTPT_KEEP_TEXT);

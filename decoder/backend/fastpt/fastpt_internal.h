@@ -27,6 +27,7 @@ struct worker;
 struct fast_backend {
 	struct backend base;
 	struct intelpt_params p;
+	int skl014;                /* intelpt_skl014(&p) */
 	struct imgstore *st;
 	const struct sideband *sb;
 	struct fqueue *queues;

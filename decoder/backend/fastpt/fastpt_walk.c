@@ -379,6 +379,10 @@ static int direct_disable(struct walk *k, uint64_t target)
 	rc = peek_packet(k);
 	if (rc <= 0 || k->peek.type != ppt_tip_pgd)
 		return rc < 0 ? WALK_FAIL : 0;
+	/* with IP filters, libipt may bind one without IP to this branch
+	 * (SKL014): its to decide */
+	if (k->fb->skl014 && k->peek.payload.ip.ipc == pt_ipc_suppressed)
+		return WALK_FAIL;
 	pip = k->peek.payload.ip;
 	if (decompress_ip(&k->last_ip, &pip, &ok) != target || ok != 1) {
 		k->last_ip = saved;
