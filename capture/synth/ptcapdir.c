@@ -84,10 +84,18 @@ static int add_auxtrace_info(struct perfwrite *pw, const struct ptcap_opts *o)
 		.max_non_turbo_ratio = 32,
 	};
 	uint64_t priv[INTELPT_INFO_MAX];
+	char tail[512] = "";
+	size_t len = o->filter ? strlen(o->filter) : 0;
 
+	if (len >= sizeof(tail))
+		return PTD_ERR_INVAL;
+	/* as perf writes it: the string, NUL-padded to whole u64s */
+	if (len)
+		memcpy(tail, o->filter, len);
+	info.filter_str_len = len;
 	intel_pt_info_pack(&info, priv);
 	return perfwrite_auxtrace_info(pw, PD_AUXTRACE_INTEL_PT, priv, INTELPT_INFO_MAX,
-				       NULL, 0);
+				       tail, len ? (len + 8) / 8 * 8 : 0);
 }
 
 int ptcap_begin(struct perfwrite *pw, const struct ptcap_opts *o)

@@ -35,6 +35,8 @@ struct ptcap_opts {
 	uint64_t sideband_flags;    /* extra PD_ATTR_FLAG_* bits of the
 				     * sideband attr (KSYMBOL, ...) */
 	int have_sched_switch;      /* AUXTRACE_INFO: INTELPT_SCHED_SWITCH_* */
+	const char *filter;         /* AUXTRACE_INFO: perf's IP filter string
+				     * (the kernel's syntax), or NULL */
 };
 
 /* The default clock, for ptsynth record and benchgen. */

@@ -67,6 +67,7 @@ struct opts {
 	double interrupts;   /* probability per instruction */
 	uint64_t quantum;    /* instructions per thread time slice */
 	int archive;         /* 1: the program's own ELF files, 2: all */
+	const char *filter;  /* --addr-filter: AUXTRACE_INFO's filter string */
 	char **cmd;
 };
 
@@ -1148,7 +1149,11 @@ static const char usage_text[] =
 	"                   OUT.ptd/.build-id/, where ptdecode finds them\n"
 	"                   by build id: without them the capture decodes\n"
 	"                   with symbols only where the same files exist\n"
-	"  --archive-all    copy the system's ELF files (libc, ld.so) too\n";
+	"  --archive-all    copy the system's ELF files (libc, ld.so) too\n"
+	"  --addr-filter S  write S as the IP filter string of AUXTRACE_INFO,\n"
+	"                   as perf record --filter does (kernel syntax:\n"
+	"                   \"filter 0xOFF/0xSIZE@FILE\"); the trace itself\n"
+	"                   is not filtered\n";
 
 static FILE *create_file(const char *dir, const char *name)
 {
@@ -1195,6 +1200,7 @@ static void set_opt(void *ctx, int c, const char *arg)
 	case 'A': o->aslr = 1; break;
 	case 'N': o->archive = 0; break;
 	case 'Z': o->archive = 2; break;
+	case 'F': o->filter = arg; break;
 	}
 }
 
@@ -1217,6 +1223,7 @@ static void parse_opts(struct synth *s, struct sched *sc, int argc, char **argv)
 		{ "aslr", no_argument, NULL, 'A' },
 		{ "no-archive", no_argument, NULL, 'N' },
 		{ "archive-all", no_argument, NULL, 'Z' },
+		{ "addr-filter", required_argument, NULL, 'F' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct opts *o = &s->o;
@@ -1291,7 +1298,8 @@ static void open_trace(struct synth *s)
 {
 	struct ptcap_opts po = { .tsc = s->o.tsc, .retcomp = s->o.retcomp,
 				 .mtc = s->o.mtc, .mtc_period = s->o.mtc_period,
-				 .cyc = s->o.cyc, PTCAP_DEFAULTS };
+				 .cyc = s->o.cyc, .filter = s->o.filter,
+				 PTCAP_DEFAULTS };
 	struct ptgen_opts go = { 0 };
 	char path[4096];
 

@@ -140,6 +140,31 @@ static int set_filters(const struct ptd_open_opts *o, struct input *in,
 	return 0;
 }
 
+/* perf record --filter's IP filters, placed in the address space. */
+static void recorded_filters(struct input *in, struct intelpt_params *p)
+{
+	for (size_t i = 0; i < in->npt_filters; i++) {
+		const struct input_pt_filter *pf = &in->pt_filters[i];
+
+		if (!pf->placed) {
+			input_warn(in, "perf.data's IP filter %zu (%#" PRIx64 "/%#" PRIx64
+				   "@%s): no executable mapping of that file range in "
+				   "the recording: decoding without it", i, pf->f.addr,
+				   pf->f.size, pf->f.file);
+			continue;
+		}
+		if (pf->elsewhere)
+			input_warn(in, "perf.data's IP filter %zu (%#" PRIx64 "/%#" PRIx64
+				   "@%s): the file is mapped at %" PRIu64 " more "
+				   "addresses; libipt gets the first, [%#" PRIx64 ", %#"
+				   PRIx64 "]", i, pf->f.addr, pf->f.size, pf->f.file,
+				   pf->elsewhere, pf->a, pf->b);
+		p->addr_cfg[i] = pf->f.cfg;
+		p->addr_a[i] = pf->a;
+		p->addr_b[i] = pf->b;
+	}
+}
+
 /* A raw trace: one queue in the kernel's address space, no sideband, the
  * CPU from --cpu, the IP filters from the options. */
 static int open_raw_pt(const struct ptd_open_opts *o, struct input *in,
@@ -239,6 +264,7 @@ static int open_perf_pt(const struct ptd_open_opts *o, struct input *in,
 	if (rc)
 		return rc;
 	check_cpu(in, &params, "the recording CPU (perf.data's CPUID)");
+	recorded_filters(in, &params);
 	if (set_filters(o, in, &params, err, errlen))
 		return PTD_ERR_INVAL;
 	iq = calloc(in->nqueues ? in->nqueues : 1, sizeof(*iq));

@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* intel_pt_info - intel_pt's AUXTRACE_INFO array.  See intel_pt_info.h. */
 #include "intel_pt_info.h"
+#include "ptdecode.h"
 #include "util.h"
 
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define FIELD(i, f) [i] = offsetof(struct intel_pt_info, f)
@@ -47,4 +51,79 @@ size_t intel_pt_info_unpack(const void *priv, size_t npriv,
 		memcpy((char *)info + field_at[i], &v, 8);
 	}
 	return n;
+}
+
+/* "ADDR[/SIZE][@FILE]" into f. */
+static int filter_source(char *tok, struct intel_pt_filter *f)
+{
+	char *at = strchr(tok, '@'), *end;
+
+	if (at) {
+		*at = 0;
+		if (!at[1] || strlen(at + 1) >= sizeof(f->file))
+			return -1;
+		snprintf(f->file, sizeof(f->file), "%s", at + 1);
+	}
+	errno = 0;
+	f->addr = strtoull(tok, &end, 0);
+	f->size = 1;
+	if (*end == '/')
+		f->size = strtoull(end + 1, &end, 0);
+	return errno || end == tok || *end || !f->size ? -1 : 0;
+}
+
+int intel_pt_info_filters(const void *priv, size_t npriv,
+			  struct intel_pt_filter *f, char *err, size_t errlen)
+{
+	struct intel_pt_info info;
+	const char *str;
+	char *s, *p, *tok;
+	int n = 0, rc = 0, shown;
+
+	intel_pt_info_unpack(priv, npriv, &info);
+	if (!info.filter_str_len)
+		return 0;
+	if (npriv <= INTELPT_INFO_MAX ||
+	    info.filter_str_len >= (npriv - INTELPT_INFO_MAX) * 8) {
+		util_errf(err, errlen, "intel_pt AUXTRACE_INFO: a filter string "
+			  "of %llu bytes does not fit the record's %zu",
+			  (unsigned long long)info.filter_str_len,
+			  npriv > INTELPT_INFO_MAX ? (npriv - INTELPT_INFO_MAX) * 8 : 0);
+		return PTD_ERR_CORRUPT;
+	}
+	str = (const char *)priv + INTELPT_INFO_MAX * 8;
+	shown = (int)(info.filter_str_len < 200 ? info.filter_str_len : 200);
+	s = strndup(str, info.filter_str_len);
+	if (!s)
+		return PTD_ERR_NOMEM;
+	/* the kernel's syntax: an action, then its source; again */
+	for (p = s; rc == 0 && (tok = strsep(&p, " ,\n")) != NULL;) {
+		uint8_t cfg;
+
+		if (!*tok)
+			continue;
+		cfg = !strcmp(tok, "filter") ? 1 : !strcmp(tok, "stop") ||
+		      !strcmp(tok, "tracestop") ? 2 : 0;
+		if (!strcmp(tok, "start")) {
+			util_errf(err, errlen, "intel_pt filter string \"%.*s\": Intel "
+				  "PT has no start filter", shown, str);
+			rc = PTD_ERR_UNSUPPORTED;
+		} else if (!cfg || n == INTELPT_MAX_FILTERS) {
+			rc = PTD_ERR_CORRUPT;
+		} else {
+			memset(&f[n], 0, sizeof(f[n]));
+			f[n].cfg = cfg;
+			while ((tok = strsep(&p, " ,\n")) != NULL && !*tok)
+				;
+			if (!tok || filter_source(tok, &f[n]))
+				rc = PTD_ERR_CORRUPT;
+			n++;
+		}
+	}
+	if (rc == PTD_ERR_CORRUPT)
+		util_errf(err, errlen, "intel_pt AUXTRACE_INFO: filter string "
+			  "\"%.*s\" is not \"filter|stop ADDR[/SIZE][@FILE],...\" "
+			  "with at most %d filters", shown, str, INTELPT_MAX_FILTERS);
+	free(s);
+	return rc ? rc : n;
 }

@@ -40,4 +40,24 @@ void intel_pt_info_pack(const struct intel_pt_info *info,
 size_t intel_pt_info_unpack(const void *priv, size_t npriv,
 			    struct intel_pt_info *info);
 
+/* One IP filter of perf's intel_pt filter string (perf record --filter,
+ * which perf writes after the array in the kernel's syntax: "ACTION
+ * ADDR[/SIZE][@FILE]", several separated by ',' or blanks). */
+#define INTELPT_MAX_FILTERS 4
+struct intel_pt_filter {
+	uint8_t cfg;                /* IA32_RTIT_CTL.ADDRn_CFG: 1 filter,
+				     * 2 stop (stop, tracestop) */
+	uint64_t addr, size;        /* in FILE: a file offset; without: an
+				     * address */
+	char file[256];             /* "" for an address */
+};
+
+/* The filters of the string after the array (npriv u64s at priv, as
+ * intel_pt_info_unpack takes them) into f (at most INTELPT_MAX_FILTERS).
+ * Returns how many (0: no string), or PTD_ERR_CORRUPT with a message in
+ * err when the string does not fit the record or does not parse, or
+ * PTD_ERR_UNSUPPORTED for an action Intel PT has no filter for ("start"). */
+int intel_pt_info_filters(const void *priv, size_t npriv,
+			  struct intel_pt_filter *f, char *err, size_t errlen);
+
 #endif

@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "buildid.h"
+#include "intel_pt_info.h"
 #include "intelpt.h"
 #include "ptdecode.h"
 #include "util.h"
@@ -94,6 +95,15 @@ struct input {
 	struct input_hw_id *hw_ids;
 	size_t nhw_ids, hwcap;
 	int cs_raw_format;              /* AUX records said TRBE (unformatted) */
+	/* intel_pt IP filters (perf record --filter), each placed at the
+	 * first executable mapping of its file that the sideband shows */
+	struct input_pt_filter {
+		struct intel_pt_filter f;
+		int placed;             /* a, b valid */
+		uint64_t a, b;          /* IA32_RTIT_ADDRn_A/B */
+		uint64_t elsewhere;     /* other mappings at other addresses */
+	} pt_filters[INTELPT_MAX_FILTERS];
+	size_t npt_filters;
 
 	/* code, who ran where, and names */
 	struct imgstore *st;

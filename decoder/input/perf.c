@@ -87,6 +87,34 @@ static int add_file_mapping(struct input *in, const struct perfdata_mmap *m,
 	return rc < 0 ? rc : 0;
 }
 
+/* Places the intel_pt IP filters naming m's file: the part of the range
+ * (file offsets) that m maps, as the kernel programs it for that mapping. */
+static void place_filters(struct input *in, const struct perfdata_mmap *m)
+{
+	for (size_t i = 0; i < in->npt_filters; i++) {
+		struct input_pt_filter *pf = &in->pt_filters[i];
+		uint64_t lo = pf->f.addr, hi = pf->f.addr + pf->f.size;
+		uint64_t a, b;
+
+		if (!pf->f.file[0] || strcmp(pf->f.file, m->filename) ||
+		    hi <= m->pgoff || lo >= m->pgoff + m->len)
+			continue;
+		if (lo < m->pgoff)
+			lo = m->pgoff;
+		if (hi > m->pgoff + m->len)
+			hi = m->pgoff + m->len;
+		a = m->addr + (lo - m->pgoff);
+		b = m->addr + (hi - m->pgoff) - 1;
+		if (!pf->placed) {
+			pf->placed = 1;
+			pf->a = a;
+			pf->b = b;
+		} else if (pf->a != a || pf->b != b) {
+			pf->elsewhere++;
+		}
+	}
+}
+
 static int add_mmap(struct input *in, const struct perfdata_record *r, uint64_t t)
 {
 	struct perfdata_mmap m;
@@ -108,11 +136,41 @@ static int add_mmap(struct input *in, const struct perfdata_record *r, uint64_t 
 		return add_unnamed_mapping(in, &m, pid, t);
 	if (perf_abi_is_jitdump_name(m.filename))
 		return jitdumps_note(in, m.filename);
+	place_filters(in, &m);
 	return add_file_mapping(in, &m, pid, t);
 }
 
 /* ------------------------------------------------------------------ */
 /* one handler per record type                                         */
+
+/* perf record --filter's IP filters; those without a file are addresses. */
+static int read_pt_filters(struct input *in, char *err, size_t errlen)
+{
+	struct intel_pt_filter f[INTELPT_MAX_FILTERS];
+	char why[512];
+	int n = intel_pt_info_filters(in->aux_priv, in->aux_npriv, f, why, sizeof(why));
+
+	if (n == PTD_ERR_NOMEM) {
+		util_errf(err, errlen, "out of memory");
+		return n;
+	}
+	if (n < 0)  /* the trace decodes without them */
+		return input_warn(in, "%s: decoding without IP filters (libipt's "
+				  "errata work-arounds may need them)", why);
+	in->npt_filters = (size_t)n;
+	for (int i = 0; i < n; i++) {
+		struct input_pt_filter *pf = &in->pt_filters[i];
+
+		memset(pf, 0, sizeof(*pf));
+		pf->f = f[i];
+		if (!f[i].file[0]) {
+			pf->placed = 1;
+			pf->a = f[i].addr;
+			pf->b = f[i].addr + f[i].size - 1;
+		}
+	}
+	return 0;
+}
 
 static int on_auxtrace_info(struct input *in, const struct perfdata_record *r,
 			    char *err, size_t errlen)
@@ -132,7 +190,7 @@ static int on_auxtrace_info(struct input *in, const struct perfdata_record *r,
 	memcpy(in->aux_priv, ai.priv, ai.npriv * sizeof(uint64_t));
 	in->aux_npriv = ai.npriv;
 	in->have_aux_info = 1;
-	return 0;
+	return ai.type == PD_AUXTRACE_INTEL_PT ? read_pt_filters(in, err, errlen) : 0;
 }
 
 static int add_chunk(struct input *in, const struct perfdata_record *r)
