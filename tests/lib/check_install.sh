@@ -9,7 +9,9 @@ pc=$(find "$prefix" -name libptdecode.pc)
 [ -n "$pc" ] || { echo "no libptdecode.pc installed"; exit 1; }
 export PKG_CONFIG_PATH=$(dirname "$pc")
 cc -o "$prefix/count" "$example" $(pkg-config --cflags --libs libptdecode)
-out=$(LD_LIBRARY_PATH=$(pkg-config --variable=libdir libptdecode) "$prefix/count" /nonexistent 2>&1 || true)
+# (the libraries it needs may themselves be found through LD_LIBRARY_PATH)
+libdir=$(pkg-config --variable=libdir libptdecode)
+out=$(LD_LIBRARY_PATH=$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$prefix/count" /nonexistent 2>&1 || true)
 echo "$out"
 echo "$out" | grep -q 'cannot open /nonexistent'
 cc -o "$prefix/count_static" "$example" $(pkg-config --cflags libptdecode) \
