@@ -817,6 +817,7 @@ static void ipt_destroy(struct backend *base)
 		return;
 	pt_insn_free_decoder(b->dec);
 	pt_image_free(b->image);
+	free(b->padded);
 	free(b->queues);
 	free(b);
 }
