@@ -35,6 +35,7 @@ struct jitpoll {
 	struct poketrig *trig;
 	uint32_t slots;    /* bit mask of poketrig slots in use */
 	int poll_now;      /* the trigger saw a change */
+	uint64_t max_gap;  /* polls further apart are late (no trigger) */
 };
 
 static uint64_t now_ns(void)
@@ -45,12 +46,14 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-struct jitpoll *jitpoll_new(struct textmatch *tm)
+struct jitpoll *jitpoll_new(struct textmatch *tm, uint64_t interval_ns)
 {
 	struct jitpoll *jp = calloc(1, sizeof(*jp));
 
-	if (jp)
+	if (jp) {
 		jp->tm = tm;
+		jp->max_gap = 2 * interval_ns;
+	}
 	return jp;
 }
 
@@ -185,8 +188,16 @@ int jitpoll_poll(struct jitpoll *jp)
 
 			uint64_t from = t1, h;
 			int same = !memcmp(im->bytes, q.img[k].bytes, im->len);
+			/* without the trigger, only polled moments are known: a
+			 * poll that came late (a starved recorder) starts the
+			 * same bytes as a new version, the gap uncertain */
+			int late = same && !im->pending && !jp->trig && im->seen &&
+				   t0 - im->seen > jp->max_gap;
 
-			if (same && !im->pending) {
+			if (late) {
+				jp->c.late++;
+				from = t0;
+			} else if (same && !im->pending) {
 				textmatch_seen(jp->tm, im->copy, t0);
 				im->seen = t0;
 				continue;
@@ -197,11 +208,12 @@ int jitpoll_poll(struct jitpoll *jp)
 			h = poketrig_hash(q.img[k].bytes, im->len);
 			if (im->pending && h == im->phash_new && im->pt1 < from && im->pt1 > im->seen)
 				from = im->pt1;  /* the trigger saw these bytes first */
-			if (same)
-				jp->c.transient++;
 			im->pending = 0;
-			jp->c.rewrites++;
-			changed++;
+			if (!late) {
+				jp->c.transient += same;
+				jp->c.rewrites++;
+				changed++;
+			}
 			im->phash = im->hash;
 			im->pfrom = im->from ? im->from : 1;
 			im->pcopy = im->copy;

@@ -45,9 +45,14 @@ struct jitpoll_counts {
 	uint64_t transient;  /* of rewrites: same bytes again after the
 			      * trigger saw others (a change and its reversal) */
 	uint64_t trigger_events; /* image hashes from the trigger */
+	uint64_t late;       /* polls (without the trigger) more than two
+			      * intervals after the last one that found the
+			      * bytes unchanged: what ran in between is not
+			      * known (a change and its reversal fit there) */
 };
 
-struct jitpoll *jitpoll_new(struct textmatch *tm);
+/* interval_ns: the polling interval the caller keeps. */
+struct jitpoll *jitpoll_new(struct textmatch *tm, uint64_t interval_ns);
 void jitpoll_free(struct jitpoll *jp);
 
 /* A program just copied by prog info (p, with prog_array set by

@@ -483,10 +483,11 @@ static int write_info(const char *dir, const struct app *A, const struct rec *r,
 			"jit_recopy_polls=%" PRIu64 "\njit_recopy_errors=%" PRIu64 "\n"
 			"jit_rewrites_detected=%" PRIu64 "\njit_tracked_images=%" PRIu64 "\n"
 			"jit_version_rows=%" PRIu64 "\njit_uncertain_rows=%" PRIu64 "\n"
-			"jit_uncertain_ns=%" PRIu64 "\n",
+			"jit_uncertain_ns=%" PRIu64 "\njit_late_polls=%" PRIu64 "\n",
 			r->poke_ms, r->poke_trigger, r->jpc.trigger_events, r->jpc.transient,
 			r->jpc.tracked, r->jpc.polls, r->jpc.errors, r->jpc.rewrites,
-			tc->tracked, tc->versions, tc->uncertain_rows, tc->uncertain_ns);
+			tc->tracked, tc->versions, tc->uncertain_rows, tc->uncertain_ns,
+			r->jpc.late);
 	if (extra)
 		fputs(extra, f);
 	return fclose(f);
@@ -832,7 +833,7 @@ static int open_text(struct session *S)
 	snprintf(r->poke_trigger, sizeof(r->poke_trigger), "none");
 	if (!r->poke_ms)
 		return 0;
-	if (!(r->jp = jitpoll_new(r->tm)))
+	if (!(r->jp = jitpoll_new(r->tm, (uint64_t)r->poke_ms * 1000000ull)))
 		return -1;
 	if (S->A.o.no_poke_trigger)
 		snprintf(r->poke_trigger, sizeof(r->poke_trigger), "none (--no-poke-trigger)");

@@ -21,6 +21,12 @@ enum {
 	O_FILTER,   /* + 3 * n + (0 cfg, 1 a, 2 b): --filter:addrN_* */
 };
 
+/* ptxed's --filter:addrN_cfg, --filter:addrN_a, --filter:addrN_b */
+#define FILTER_OPTS(n) \
+	{ "filter:addr" #n "_cfg", required_argument, 0, O_FILTER + 3 * (n) }, \
+	{ "filter:addr" #n "_a", required_argument, 0, O_FILTER + 3 * (n) + 1 }, \
+	{ "filter:addr" #n "_b", required_argument, 0, O_FILTER + 3 * (n) + 2 }
+
 static const struct option long_opts[] = {
 	{ "insn", no_argument, 0, O_INSN },
 	{ "branches", no_argument, 0, O_BRANCHES },
@@ -56,18 +62,7 @@ static const struct option long_opts[] = {
 	{ "jobs", required_argument, 0, 'j' },
 	{ "block-cache", required_argument, 0, O_BCACHE },
 	{ "write-thread", no_argument, 0, O_WTHREAD },
-	{ "filter:addr0_cfg", required_argument, 0, O_FILTER + 0 },
-	{ "filter:addr0_a", required_argument, 0, O_FILTER + 1 },
-	{ "filter:addr0_b", required_argument, 0, O_FILTER + 2 },
-	{ "filter:addr1_cfg", required_argument, 0, O_FILTER + 3 },
-	{ "filter:addr1_a", required_argument, 0, O_FILTER + 4 },
-	{ "filter:addr1_b", required_argument, 0, O_FILTER + 5 },
-	{ "filter:addr2_cfg", required_argument, 0, O_FILTER + 6 },
-	{ "filter:addr2_a", required_argument, 0, O_FILTER + 7 },
-	{ "filter:addr2_b", required_argument, 0, O_FILTER + 8 },
-	{ "filter:addr3_cfg", required_argument, 0, O_FILTER + 9 },
-	{ "filter:addr3_a", required_argument, 0, O_FILTER + 10 },
-	{ "filter:addr3_b", required_argument, 0, O_FILTER + 11 },
+	FILTER_OPTS(0), FILTER_OPTS(1), FILTER_OPTS(2), FILTER_OPTS(3),
 	{ 0, 0, 0, 0 },
 };
 
