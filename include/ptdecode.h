@@ -122,6 +122,12 @@ enum ptd_open_flags {
 	/* The caller will ask ptd_insn_text() for every new instruction: the
 	 * decoder keeps each instruction's text from the start. */
 	PTD_OPEN_INSN_TEXT = 1u << 2,
+	/* Intel PT: after a decode error, decode on from the next packet
+	 * that gives the flow an IP (TIP, TIP.PGE, OVF) instead of the next
+	 * PSB (ptxed's --resync-on-error; perf's decoder does the same).
+	 * The error event then has PTD_EVF_RESYNCED and that packet's trace
+	 * offset in addr.  Without errors the flow is the same. */
+	PTD_OPEN_RESYNC_ON_ERROR = 1u << 3,
 };
 
 /* Which Intel PT flow decoder to use. */
@@ -271,6 +277,10 @@ enum ptd_event_flags {
 	PTD_EVF_SPECULATIVE = 1u << 2,
 	PTD_EVF_TRUNCATED = 1u << 3,    /* instruction spans two images */
 	PTD_EVF_STATUS = 1u << 4,       /* status update (e.g. after PSB) */
+	PTD_EVF_RESYNCED = 1u << 5,     /* PTD_EV_ERROR/GAP: decoding goes on
+					 * at the next IP packet, not at the
+					 * next PSB (PTD_OPEN_RESYNC_ON_ERROR);
+					 * an error's addr is its trace offset */
 };
 
 struct ptd_event {
@@ -435,6 +445,9 @@ struct ptd_stats {
 	/* the Intel PT IP filters decoded with (as in ptd_open_opts) */
 	uint8_t addr_cfg[4];
 	uint64_t addr_a[4], addr_b[4];
+	uint64_t resyncs;           /* errors after which decoding went on at
+				     * the next IP packet, not the next PSB
+				     * (PTD_OPEN_RESYNC_ON_ERROR) */
 };
 
 PTD_API int ptd_get_stats(const struct ptd_session *s, struct ptd_stats *st);

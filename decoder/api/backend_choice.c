@@ -105,10 +105,13 @@ static int new_ipt_backend(const struct ptd_open_opts *o, struct input *in,
 			   const struct sideband *sb, struct backend **out,
 			   char *err, size_t errlen)
 {
+	struct intelpt_params pr = *p;
+
+	pr.resync_on_error = !!(o->flags & PTD_OPEN_RESYNC_ON_ERROR);
 	warn_undecodable(in, p, q, n);
 	if (o->decoder == PTD_DECODER_LIBIPT)
-		return intelpt_new(p, q, n, in->st, sb, out, err, errlen);
-	return fastpt_new(p, q, n, in->st, sb, o->threads, o->block_cache_max,
+		return intelpt_new(&pr, q, n, in->st, sb, out, err, errlen);
+	return fastpt_new(&pr, q, n, in->st, sb, o->threads, o->block_cache_max,
 			  ((o->flags & PTD_OPEN_COUNT_ONLY) ? FASTPT_COUNT_ONLY : 0) |
 			  ((o->flags & PTD_OPEN_INSN_TEXT) ? FASTPT_KEEP_TEXT : 0),
 			  out, err, errlen);

@@ -209,6 +209,8 @@ static int account(struct ptd_session *s, struct ptd_event *ev)
 	if (s->opts.time_start && (ev->flags & PTD_EVF_TIME_VALID) &&
 	    ev->time < s->opts.time_start)
 		return 1;
+	if (ev->flags & PTD_EVF_RESYNCED)
+		s->stats.resyncs++;
 	switch (ev->kind) {
 	case PTD_EV_INSN: s->stats.instructions++; break;
 	case PTD_EV_ERROR:

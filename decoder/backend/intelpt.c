@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #define _GNU_SOURCE /* memmem */
 #include "intelpt.h"
+#include "intelpt_resync.h"
 #include "imgstore.h"
 #include "intel_pt_info.h"
 #include "sideband.h"
@@ -53,6 +54,13 @@ struct ipt_backend {
 	uint64_t q_events;            /* events pushed for the current queue */
 	uint64_t skip;                /* events to drop: handed out already */
 	int newer_said;               /* the full explanation was given */
+
+	/* --resync-on-error: after an error, dec decodes a splice (the
+	 * trace from the next IP packet to the next PSB, after a PSB+
+	 * written for it) while the queue's decoder waits in qdec */
+	struct pt_insn_decoder *qdec;
+	struct intelpt_splice splice;
+	struct ptd_event *err_ev;     /* the error just pushed, or NULL */
 
 	struct ptd_event fifo[FIFO_SIZE];
 	unsigned head, tail;
@@ -191,6 +199,21 @@ static int read_mem(uint8_t *buf, size_t size, const struct pt_asid *asid,
 	return -pte_nomap;
 }
 
+/* The decoder's position in the queue's bytes (inside a splice: where
+ * those bytes came from). */
+static uint64_t trace_offset(const struct ipt_backend *b)
+{
+	const struct intelpt_splice *sp = &b->splice;
+	uint64_t off = 0;
+
+	if (!b->dec)
+		return 0;
+	pt_insn_get_offset(b->dec, &off);
+	if (b->qdec)
+		off = off < sp->hdr ? sp->at : sp->copy_from + (off - sp->hdr);
+	return off;
+}
+
 static struct ptd_event *push(struct ipt_backend *b, int kind)
 {
 	struct ptd_event *ev;
@@ -210,8 +233,7 @@ static struct ptd_event *push(struct ipt_backend *b, int kind)
 		ev->flags |= PTD_EVF_TIME_VALID;
 	}
 	ev->tsc = b->tsc;
-	if (b->dec)
-		pt_insn_get_offset(b->dec, &ev->offset);
+	ev->offset = trace_offset(b);
 	if (b->skip)
 		b->skip--;
 	else
@@ -335,8 +357,21 @@ static int start_queue(struct ipt_backend *b)
 	return 0;
 }
 
+/* Ends a splice: the queue's decoder takes over again. */
+static void drop_splice(struct ipt_backend *b)
+{
+	if (b->qdec) {
+		pt_insn_free_decoder(b->dec);
+		b->dec = b->qdec;
+		b->qdec = NULL;
+	}
+	free(b->splice.buf);
+	memset(&b->splice, 0, sizeof(b->splice));
+}
+
 static void end_queue(struct ipt_backend *b)
 {
+	drop_splice(b);
 	pt_insn_free_decoder(b->dec);
 	b->dec = NULL;
 	free(b->padded);
@@ -359,6 +394,7 @@ static int gap_event(struct ipt_backend *b)
 	    b->mem_rc != IMGSTORE_IO)
 		return 0;
 	ev = push(b, PTD_EV_GAP);
+	b->err_ev = ev;
 	if (!ev)
 		return 1;
 	m = msgbuf(b, ev);
@@ -466,7 +502,7 @@ static int skip_newer(struct ipt_backend *b, char *m, size_t len)
 		return 0;
 	if (b->padded)
 		data = b->padded;
-	pt_insn_get_offset(b->dec, &off);
+	off = trace_offset(b);
 	if (off >= q->size || !newer_packet(data + off, q->size - off, &np))
 		return 0;
 	intelpt_libipt_version(ver, sizeof(ver));
@@ -491,6 +527,7 @@ static int skip_newer(struct ipt_backend *b, char *m, size_t len)
 			 b->newer_said ? "" : ": ", n, n == 1 ? "" : "s");
 		b->newer_said = 1;
 	}
+	drop_splice(b);
 	pt_insn_free_decoder(b->dec);
 	b->dec = NULL;
 	b->padded = padded;
@@ -510,11 +547,13 @@ static int error_event(struct ipt_backend *b, int pterr, uint64_t ip)
 	char newer[320] = "";
 	char *m;
 
+	b->err_ev = NULL;
 	if (pterr == -pte_nomap && b->mem_failed && gap_event(b))
 		return 0;
 	if (pterr == -pte_bad_opc && skip_newer(b, newer, sizeof(newer)))
 		return 1;
 	ev = push(b, PTD_EV_ERROR);
+	b->err_ev = ev;
 	if (!ev)
 		return 0;
 	m = msgbuf(b, ev);
@@ -653,14 +692,78 @@ uint8_t intelpt_map_mode(int m)
 	       m == ptem_16bit ? PTD_MODE_16 : PTD_MODE_UNKNOWN;
 }
 
+/* After an error (b->err_ev): decoding goes on at the next PSB, or with
+ * --resync-on-error at the next IP packet (intelpt_resync.h) in a splice
+ * decoded by a decoder of its own; the error event's addr then holds
+ * that packet's trace offset. */
+static void after_error(struct ipt_backend *b)
+{
+	const struct intelpt_queue *q = &b->queues[b->qi];
+	struct intelpt_splice sp;
+	struct pt_insn_decoder *dec;
+	struct pt_config cfg;
+	const uint8_t *data;
+	uint64_t from, tsc = 0;
+	uint32_t lmtc, lcyc;
+
+	b->state = Q_SYNC;
+	if (!b->p.resync_on_error || intelpt_queue_data(q, &data) < 0)
+		return;
+	if (b->padded)
+		data = b->padded;
+	from = trace_offset(b);
+	if (b->qdec && from <= b->splice.at)
+		from = b->splice.at + 1;  /* never the same resume point twice */
+	if (pt_insn_time(b->dec, &tsc, &lmtc, &lcyc) < 0)
+		tsc = 0;
+	if (intelpt_resync_splice(&b->p, data, q->size, from, tsc, &sp) <= 0)
+		return;
+	intelpt_config(&b->p, &cfg, sp.buf, sp.buf + sp.size);
+	dec = pt_insn_alloc_decoder(&cfg);
+	if (!dec || pt_insn_set_image(dec, b->image) < 0) {
+		pt_insn_free_decoder(dec);
+		free(sp.buf);
+		return;
+	}
+	drop_splice(b);
+	b->qdec = b->dec;
+	b->dec = dec;
+	b->splice = sp;
+	if (b->err_ev) {
+		b->err_ev->flags |= PTD_EVF_RESYNCED;
+		if (b->err_ev->kind == PTD_EV_ERROR)
+			b->err_ev->addr = sp.at;  /* a gap's addr is its end */
+	}
+}
+
+/* Whether the decoder decodes a splice that ends at a PSB whose FUP says
+ * where the flow was then: past the splice's last packet it decodes on
+ * without trace (libipt's pts_eos promises that much) up to that IP,
+ * where the decoder that syncs at the PSB takes over. */
+static int in_cut_splice(const struct ipt_backend *b)
+{
+	return b->qdec && b->splice.have_end_ip;
+}
+
+/* The decoder ran out of trace: at the end of a splice the queue's
+ * decoder syncs at the PSB where the splice ends. */
+static void data_end(struct ipt_backend *b)
+{
+	if (b->qdec) {
+		drop_splice(b);
+		b->state = Q_SYNC;
+		return;
+	}
+	end_queue(b);
+}
+
 /* Whether the decoder has run INTELPT_NELOOP_INSNS instructions without
- * reading trace; if so reports it and resyncs at the next PSB. */
+ * reading trace; if so reports it and resyncs (after_error). */
 static int never_ending(struct ipt_backend *b, uint64_t ip)
 {
-	uint64_t off = 0;
+	uint64_t off = trace_offset(b);
 	struct ptd_event *ev;
 
-	pt_insn_get_offset(b->dec, &off);
 	if (off != b->loop_off) {
 		b->loop_off = off;
 		b->loop_insns = 0;
@@ -669,8 +772,8 @@ static int never_ending(struct ipt_backend *b, uint64_t ip)
 	if (++b->loop_insns < INTELPT_NELOOP_INSNS)
 		return 0;
 	b->loop_insns = 0;
-	b->state = Q_SYNC;
 	ev = push(b, PTD_EV_ERROR);
+	b->err_ev = ev;
 	if (ev) {
 		ev->error = PTD_ERR_DECODE;
 		ev->ip = ip;
@@ -678,6 +781,7 @@ static int never_ending(struct ipt_backend *b, uint64_t ip)
 			 "at %#" PRIx64 " without trace; the image does not match "
 			 "the trace", INTELPT_NELOOP_INSNS, ip);
 	}
+	after_error(b);
 	return 1;
 }
 
@@ -719,7 +823,7 @@ static int step(struct ipt_backend *b)
 
 		rc = pt_insn_sync_forward(b->dec);
 		if (rc == -pte_eos) {
-			end_queue(b);
+			data_end(b);
 			return 0;
 		}
 		pt_insn_get_sync_offset(b->dec, &off);
@@ -746,12 +850,12 @@ static int step(struct ipt_backend *b)
 		if (rc == -pte_eos) {
 			/* the trace ends inside the event's packets: the end,
 			 * as for ptxed */
-			end_queue(b);
+			data_end(b);
 			return 0;
 		}
 		if (rc < 0) {
-			error_event(b, rc, b->last_ip);
-			b->state = Q_SYNC;
+			if (!error_event(b, rc, b->last_ip))
+				after_error(b);
 			return 0;
 		}
 		b->status = rc;
@@ -759,24 +863,30 @@ static int step(struct ipt_backend *b)
 		convert_event(b, &pe);
 		return 0;
 	}
-	if (b->status & pts_eos) {
-		end_queue(b);
+	if ((b->status & pts_eos) && !in_cut_splice(b)) {
+		data_end(b);
 		return 0;
 	}
 	memset(&insn, 0, sizeof(insn));
 	rc = pt_insn_next(b->dec, &insn, sizeof(insn));
+	if ((b->status & pts_eos) && in_cut_splice(b) &&
+	    insn.iclass != ptic_error && insn.ip == b->splice.end_ip) {
+		data_end(b);  /* the PSB's decoder decodes it */
+		return 0;
+	}
 	if (rc < 0) {
 		/* libipt fills in an instruction that executed before the
 		 * decoder failed or ran out of trace (its iclass is not
 		 * ptic_error then): it ran, as ptxed shows */
-		if (insn.iclass != ptic_error)
+		if (insn.iclass != ptic_error &&
+		    !(rc == -pte_eos && in_cut_splice(b)))
 			insn_event(b, &insn);
 		if (rc == -pte_eos) {
-			end_queue(b);
+			data_end(b);
 			return 0;
 		}
-		error_event(b, rc, insn.ip ? insn.ip : b->last_ip);
-		b->state = Q_SYNC;
+		if (!error_event(b, rc, insn.ip ? insn.ip : b->last_ip))
+			after_error(b);
 		return 0;
 	}
 	b->status = rc;
@@ -815,6 +925,7 @@ static void ipt_destroy(struct backend *base)
 
 	if (!b)
 		return;
+	drop_splice(b);
 	pt_insn_free_decoder(b->dec);
 	pt_image_free(b->image);
 	free(b->padded);
@@ -827,26 +938,40 @@ static const uint8_t psb_pattern[16] = {
 	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
 };
 
+uint64_t intelpt_psb_after(const uint8_t *data, size_t size, uint64_t at)
+{
+	const uint8_t *psb;
+
+	if (at >= size)
+		return size;
+	psb = memmem(data + at, size - at, psb_pattern, sizeof(psb_pattern));
+	return psb ? (uint64_t)(psb - data) : size;
+}
+
+uint64_t intelpt_psb_before(const uint8_t *data, size_t size, uint64_t at)
+{
+	if (size < sizeof(psb_pattern))
+		return size;
+	if (at > size - sizeof(psb_pattern))
+		at = size - sizeof(psb_pattern);
+	for (uint64_t i = at + 1; i-- > 0;)
+		if (data[i] == 0x02 && !memcmp(data + i, psb_pattern, sizeof(psb_pattern)))
+			return i;
+	return size;
+}
+
 int intelpt_check_queue(const struct intelpt_params *p, const uint8_t *data,
 			size_t size, struct intelpt_queue_check *qc)
 {
-	const uint8_t *first = memmem(data, size, psb_pattern, sizeof(psb_pattern));
 	struct pt_packet_decoder *dec;
 	struct pt_config cfg;
-	uint64_t last = 0, off = 0;
+	uint64_t last, off = 0;
 
 	memset(qc, 0, sizeof(*qc));
-	qc->first_psb = first ? (uint64_t)(first - data) : size;
-	if (!first)
+	qc->first_psb = intelpt_psb_after(data, size, 0);
+	if (qc->first_psb >= size)
 		return 0;
-	/* the last PSB: search backwards from the end */
-	for (size_t i = size - sizeof(psb_pattern) + 1; i-- > qc->first_psb;)
-		if (data[i] == 0x02 && !memcmp(data + i, psb_pattern, sizeof(psb_pattern))) {
-			last = i;
-			break;
-		}
-	if (last < qc->first_psb)
-		last = qc->first_psb;
+	last = intelpt_psb_before(data, size, size);
 	intelpt_config(p, &cfg, data, data + size);
 	dec = pt_pkt_alloc_decoder(&cfg);
 	if (!dec)

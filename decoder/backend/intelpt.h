@@ -38,6 +38,9 @@ struct intelpt_params {
 	/* IP filters: IA32_RTIT_CTL.ADDRn_CFG and IA32_RTIT_ADDRn_A/B */
 	uint8_t addr_cfg[4];
 	uint64_t addr_a[4], addr_b[4];
+	/* after an error, decode on from the next IP packet rather than the
+	 * next PSB (intelpt_resync.h) */
+	int resync_on_error;
 };
 
 /* A piece of a queue's byte stream (one AUXTRACE payload) at `offset`. */
@@ -104,6 +107,11 @@ struct intelpt_queue_check {
 };
 int intelpt_check_queue(const struct intelpt_params *p, const uint8_t *data,
 			size_t size, struct intelpt_queue_check *qc);
+
+/* Trace offset of the first PSB at or after at, of the last PSB at or
+ * before at; size when there is none. */
+uint64_t intelpt_psb_after(const uint8_t *data, size_t size, uint64_t at);
+uint64_t intelpt_psb_before(const uint8_t *data, size_t size, uint64_t at);
 
 /* Creates the backend.  queues is copied; their bytes, the store and the
  * sideband must outlive the backend.  sb may be NULL (raw mode). */

@@ -332,6 +332,8 @@ static void print_event(struct view *v, const struct ptd_event *ev)
 			fprintf(f, ",\"addr\":\"%#" PRIx64 "\"", ev->addr);
 		if (ev->kind == PTD_EV_ERROR || ev->kind == PTD_EV_GAP)
 			fprintf(f, ",\"offset\":%" PRIu64, ev->offset);
+		if (ev->flags & PTD_EVF_RESYNCED)
+			fputs(",\"resynced\":true", f);
 		if (ev->kind == PTD_EV_ERROR)
 			fprintf(f, ",\"error\":%d", ev->error);
 		if (ev->msg) {
@@ -347,6 +349,8 @@ static void print_event(struct view *v, const struct ptd_event *ev)
 	case PTD_EV_ERROR:
 	case PTD_EV_GAP:
 		fprintf(f, " offset=%#" PRIx64 " ip=%#" PRIx64, ev->offset, ev->ip);
+		if (ev->kind == PTD_EV_ERROR && (ev->flags & PTD_EVF_RESYNCED))
+			fprintf(f, " resync=%#" PRIx64, ev->addr);
 		break;
 	case PTD_EV_SWITCH:
 		fprintf(f, " pid=%d tid=%d", ev->pid, ev->tid);
@@ -698,11 +702,12 @@ void view_print_stats(FILE *out, int json, const struct ptd_stats *st,
 			",\"overflows\":%" PRIu64 ",\"events\":%llu,\"trace_bytes\":%"
 			PRIu64 ",\"queues\":%" PRIu64 ",\"aux_truncated\":%" PRIu64
 			",\"lost_records\":%" PRIu64 ",\"sideband_records\":%" PRIu64
-			",\"cpu_unknown\":%" PRIu64 ",\"unsupported_packets\":%" PRIu64,
+			",\"cpu_unknown\":%" PRIu64 ",\"unsupported_packets\":%" PRIu64
+			",\"resyncs\":%" PRIu64,
 			st->instructions, st->errors, st->gaps, st->lost, st->overflows,
 			events, st->trace_bytes, st->queues, st->aux_truncated,
 			st->lost_records, st->sideband_records, st->cpu_unknown,
-			st->unsupported_packets);
+			st->unsupported_packets, st->resyncs);
 		fputs(",\"address_filters\":[", out);
 		for (int n = 0, first = 1; n < 4; n++) {
 			if (!st->addr_cfg[n])
@@ -734,6 +739,8 @@ void view_print_stats(FILE *out, int json, const struct ptd_stats *st,
 	if (st->unsupported_packets)
 		fprintf(out, "packets unsupported by libipt: %" PRIu64 "\n",
 			st->unsupported_packets);
+	if (st->resyncs)
+		fprintf(out, "resyncs after errors: %" PRIu64 "\n", st->resyncs);
 	for (int n = 0; n < 4; n++)
 		if (st->addr_cfg[n])
 			fprintf(out, "address filter %d: %s [%#" PRIx64 ", %#" PRIx64 "]\n",

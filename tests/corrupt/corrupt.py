@@ -10,7 +10,7 @@ Every ptdecode run must end by itself with status 0 or 1 (never a signal,
 never a sanitizer report); the CLI is run through $PTD_WRAPPER when set
 (e.g. PTD_WRAPPER="valgrind --error-exitcode=99 -q").
 
-Tests: truncate auxcut flip lost buildid absurd shared slow1g
+Tests: truncate auxcut flip lost buildid absurd shared resync slow1g
 """
 import os, random, re, resource, shlex, shutil, struct, subprocess, sys, time
 
@@ -436,6 +436,109 @@ def t_shared():
         got = insns(dec(path + '.c'))
         check(got == full[:len(got)], 'Unzip cut %d: prefix of the uncut decode' % cut)
     print('shared: Unzip, 12 flips and 12 cuts')
+
+
+def damage_tip(perf, out):
+    """A copy of perf.data (and of its raw trace, out + '.aux') in which
+    the target of a TIP in the middle of a PSB segment, one more TIP
+    following it in that segment, points outside the code (0x400ff0, next
+    to ptloop.elf's code).  Returns the raw trace's path."""
+    raw = out + '.aux'
+    subprocess.run([TOOL, 'aux', perf, raw], check=True)
+    aux = bytearray(read(raw))
+    pk = [l.split() for l in subprocess.run([TOOL, 'packets', raw], check=True,
+                                            stdout=subprocess.PIPE).stdout.decode().splitlines()]
+    tips = [i for i in range(len(pk) - 1) if pk[i][1] == 'tip' and pk[i][2] == '1'
+            and pk[i + 1][1] == 'tip']
+    check(len(tips) > 10, 'the trace has 16-bit TIPs to damage')
+    off = int(pk[tips[len(tips) // 3]][0])
+    aux[off + 1:off + 3] = b'\xf0\x0f'
+    write(raw, bytes(aux))
+    data = bytearray(read(perf))
+    pos = 0
+    for l in subprocess.run([TOOL, 'auxspan', perf], check=True,
+                            stdout=subprocess.PIPE).stdout.decode().splitlines():
+        fo, size = map(int, l.split())
+        data[fo:fo + size] = aux[pos:pos + size]
+        pos += size
+    write(out, bytes(data))
+    return raw
+
+
+def pieces_of_truth(out, truth):
+    """The instructions between errors, in order: each run a contiguous
+    stretch of the ground truth after the previous one (instructions at
+    the damaged target 0x400ff0.. left out).  Returns the ground truth
+    instructions left out, or None when a run is not there."""
+    runs, cur = [], []
+    for l in out.splitlines():
+        if l.startswith('[error'):
+            runs.append(cur)
+            cur = []
+        elif l.startswith('0x') and not 0x400ff0 <= int(l.split()[0], 16) < 0x401000:
+            cur.append(int(l.split()[0], 16))
+    runs.append(cur)
+    at, lost = 0, 0
+    for r in runs:
+        if not r:
+            continue
+        i = at
+        while i + len(r) <= len(truth) and truth[i:i + len(r)] != r:
+            i += 1
+        if i + len(r) > len(truth):
+            return None
+        lost += i - at
+        at = i + len(r)
+    return lost + len(truth) - at
+
+
+def t_resync():
+    """--resync-on-error on a TIP damaged to point outside the code, in
+    perf.data and raw, with both decoders, against ptsynth's ground truth:
+    without it decoding resumes at the next PSB; with it at the next TIP,
+    losing only the ground truth's instructions up to that TIP's target.
+    With return compression the returns whose calls came before the
+    resume point cannot be decoded (each one an error of its own, and a
+    resync), and every stretch decoded is still the ground truth's."""
+    for name, opts in (('noretcomp', ['--noretcomp']), ('retcomp', [])):
+        d = synth('resync_' + name, opts)
+        truth = [int(l, 16) for l in read(os.path.join(d, 'expected.insn')).split()]
+        perf = os.path.join(work, name + '.data')
+        raw = damage_tip(os.path.join(d, 'perf.data'), perf)
+        inputs = (('perf.data', [perf]),
+                  ('raw', ['--pt', raw, '--elf', ELF, '--cpu', '6/158/10']))
+        for kind, args in inputs:
+            for dec in ('libipt', 'fast'):
+                base = [PTDECODE, '-q', '--decoder=' + dec, '--insn', '--no-sym',
+                        '--no-disasm', '--stats'] + args
+                _, plain, _ = run(base)
+                _, res, _ = run(base + ['--resync-on-error'])
+                what = '%s %s %s' % (name, kind, dec)
+                lost_plain = pieces_of_truth(plain, truth)
+                lost = pieces_of_truth(res, truth)
+                nerr = stat(res, 'errors')
+                print('%s: ground truth %d instructions; lost without '
+                      '--resync-on-error %s, with it %s (%s errors, %s resyncs)'
+                      % (what, len(truth), lost_plain, lost, nerr,
+                         stat(res, 'resyncs after errors')))
+                check(stat(plain, 'errors') == 1 and lost_plain is not None,
+                      what + ': without the option one error, then the ground truth')
+                check(lost is not None and lost < lost_plain,
+                      what + ': with it the ground truth, less of it lost')
+                # no PSB after the damage: every error but one at the end
+                # of the trace resumes at an IP packet
+                check(nerr - 1 <= stat(res, 'resyncs after errors') <= nerr,
+                      what + ': every error resynchronised')
+                if name == 'noretcomp':
+                    check(nerr == 1 and 1 <= lost <= 64,
+                          what + ': one error, the rest of its loop iteration lost')
+        # no damage: the option changes nothing
+        for dec in ('libipt', 'fast'):
+            base = [PTDECODE, '-q', '--decoder=' + dec, '--insn', os.path.join(d, 'perf.data')]
+            _, a, _ = run(base)
+            _, b, _ = run(base + ['--resync-on-error'])
+            check(a == b and len(insns(a)) == len(truth),
+                  '%s %s: without errors --resync-on-error changes nothing' % (name, dec))
 
 
 def t_slow1g():

@@ -15,11 +15,17 @@
 # carry no IP (a [lost] line says so) and decodes on, or reports the
 # packet by name; there the case, not libipt's "unknown opcode", is the
 # expectation.
+# Cases marked resync are decoded with --resync-on-error: after the first
+# error the flow resumes at the next TIP, TIP.PGE or OVF; libipt 2.0 and
+# 2.1 cannot, so ptloop must agree with the case up to that error and
+# the case states the rest (the flow the packets after it give).  Without
+# the option every decoder must still give ptloop's flow, and in every
+# case without errors the option must change nothing.
 set -u
 ptdecode=$1 ptenc=$2 ptloop=$3 case=$4
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 libipt=$("$ptenc" --libipt-version)
-newer= opts=
+newer= opts= resync=
 
 # Code A:
 #   0x400000 call 0x400010      0x400005 jmp *%rax
@@ -39,6 +45,8 @@ code_c=0fc730e9f8ff0f0090909090909090909090909090909090
 # c CODE PACKETS WANT...: the case's code, packets and expected flow lines
 c() { code=$1 packets=$2; shift 2; want=$(printf '%s\n' "$@"); }
 err() { echo "[error ip=$1: $2]"; }
+# an error after which decoding resumes at trace offset $2
+rerr() { echo "[error ip=$1 resync=$2: $3]"; }
 # a newer packet: skipped (N of them in the queue) or reported
 lost() { echo "[lost: $1 not supported by libipt V; $2: $3 libipt does not decode skipped in this trace queue; the control flow around them decodes on]"; }
 unsup() { err 0 "$1 not supported by libipt V; $2 (an IP packet belongs to it: decoding resumes at the next sync point)"; }
@@ -109,6 +117,42 @@ skl014_filter) opts="--cpu 6/78/3 --filter:addr0_cfg 1 --filter:addr0_a 0x400000
 # without the filter configuration libipt binds it to the syscall
 skl014_nofilter) opts="--cpu 6/78/3"
     c $code_d "psb psbend mode64 pge:0x400000 pgd" 0x400000 $(seq 4194320 4194336 | xargs printf '0x%x\n') ;;
+# -- --resync-on-error ------------------------------------------------------
+# the conditional branch meets a TIP: decoding resumes at its target
+# (call, compressed ret, the indirect jump that meets TIP.PGD)
+resync_tip) resync=1; c $code_a "psb psbend mode64 pge:0x400020 tip:0x400000 tnt:1 pgd" \
+    0x400020 "$(rerr 0x400020 0x1d 'trace stream does not match query')" \
+    0x400000 0x400010 0x400005 ;;
+# a bad compressed return; tracing goes off and on again: resumes at the
+# TIP.PGE
+resync_pge) resync=1; c $code_a "psb psbend mode64 pge:0x400000 tnt:0 pgd pge:0x400000 tnt:1 pgd" \
+    0x400000 0x400010 "$(rerr 0x400010 0x1f 'bad compressed return')" \
+    0x400000 0x400010 0x400005 ;;
+# ... an overflow after it: resumes at the OVF's FUP
+resync_ovf) resync=1; c $code_a "psb psbend mode64 pge:0x400000 tnt:0 ovf fup:0x400000 tnt:1 pgd" \
+    0x400000 0x400010 "$(rerr 0x400010 0x1e 'bad compressed return')" \
+    0x400000 0x400010 0x400005 ;;
+# ... a TIP with a 16-bit compressed IP (last IP: the TIP.PGE's)
+resync_ip16) resync=1; c $code_a "psb psbend mode64 pge:0x400000 tnt:0 tip:0x0020:16 tnt:1 pgd" \
+    0x400000 0x400010 "$(rerr 0x400010 0x1e 'bad compressed return')" \
+    0x400020 0x400030 ;;
+# the resumed flow reaches the next PSB: it runs without trace up to the
+# PSB's FUP (the ret's target, 0x400005), decoded on from the PSB
+resync_psb) resync=1; c $code_a "psb psbend mode64 pge:0x400020 tip:0x400000 tnt:1 psb mode64 fup:0x400005 psbend pgd" \
+    0x400020 "$(rerr 0x400020 0x1d 'trace stream does not match query')" \
+    0x400000 0x400010 0x400005 ;;
+# a second error in the resumed flow resumes again
+resync_twice) resync=1; c $code_a "psb psbend mode64 pge:0x400000 tnt:0 tip:0x400000 tnt:0 tip:0x400020 tnt:1 pgd" \
+    0x400000 0x400010 "$(rerr 0x400010 0x1e 'bad compressed return')" \
+    0x400000 0x400010 "$(rerr 0x400010 0x28 'bad compressed return')" 0x400020 0x400030 ;;
+# the TIP resumed at leads nowhere: the next one after it
+resync_nomap) resync=1; c $code_a "psb psbend mode64 pge:0x400000 tnt:0 tip:0x500000 tip:0x400020 tnt:1 pgd" \
+    0x400000 0x400010 "$(rerr 0x400010 0x1e 'bad compressed return')" \
+    "$(rerr 0x500000 0x27 'no code at 0x500000: 0x500000: no code mapped there (pid -1)')" \
+    0x400020 0x400030 ;;
+# a PSB before any IP packet: decoding resumes there, as without it
+resync_none) resync=1; c $code_a "psb psbend mode64 pge:0x400000 tnt:0 tnt:1 psb psbend mode64 pge:0x400020 tnt:1 pgd" \
+    0x400000 0x400010 "$(err 0x400010 'bad compressed return')" 0x400020 0x400030 ;;
 *) echo "unknown case $case"; exit 2 ;;
 esac
 
@@ -125,6 +169,7 @@ nomsg() { sed 's/^\(\[error [^:]*\):.*/\1]/'; }
 flow "$tmp/oracle" | nomsg >"$tmp/oracle.flow"
 printf '%s\n' "$want" | grep . >"$tmp/want"
 by=case
+[ -n "$resync" ] && newer=resync
 case $libipt-$newer in
 2.0.*-) # the case must be libipt's
     nooff <"$tmp/oracle.flow" >"$tmp/oracle.nooff"
@@ -135,6 +180,13 @@ case $libipt-$newer in
     grep -q 'unknown opcode' "$tmp/oracle" ||
         { echo "FAIL: libipt $libipt decodes the case's packet now"; exit 1; } ;;
 2.0.*-21) ;;
+*-resync) # ptloop (no resync) agrees up to the first error
+    first=$(grep -n '^\[error' "$tmp/want" | head -n 1 | cut -d: -f1)
+    nooff <"$tmp/oracle.flow" | head -n "$first" >"$tmp/oracle.nooff"
+    nomsg <"$tmp/want" | sed 's/ resync=[^]:]*//' | head -n "$first" >"$tmp/want.head"
+    cmp -s "$tmp/want.head" "$tmp/oracle.nooff" || {
+        echo "FAIL: ptloop (libipt $libipt) differs from the case up to its first error:"
+        diff "$tmp/want.head" "$tmp/oracle.nooff"; exit 1; } ;;
 *) by="ptloop (libipt $libipt)"; nooff <"$tmp/oracle.flow" >"$tmp/want" ;;
 esac
 want_insns=$(grep -c '^0x' "$tmp/want")
@@ -142,7 +194,7 @@ want_errors=$(grep -c '^\[error' "$tmp/want")
 rc=0
 for d in libipt fast:-j1 fast:-j2; do
     dec=${d%%:*} j=${d#*:}; [ "$j" = "$d" ] && j=-j1
-    "$ptdecode" -q --decoder=$dec $j --insn $args >"$tmp/out" 2>&1
+    "$ptdecode" -q --decoder=$dec $j --insn $args ${resync:+--resync-on-error} >"$tmp/out" 2>&1
     flow "$tmp/out" >"$tmp/flow"
     if [ "$by" = case ]; then
         nooff <"$tmp/flow" | cmp -s "$tmp/want" - || {
@@ -160,7 +212,7 @@ for d in libipt fast:-j1 fast:-j2; do
     fi
     [ $rc = 0 ] && echo "OK: $d: $want_insns instructions, $want_errors errors (as $by)"
     # counting only (the fast decoder's count-only walk)
-    "$ptdecode" -q --decoder=$dec $j --stats $args >"$tmp/stats" 2>&1
+    "$ptdecode" -q --decoder=$dec $j --stats $args ${resync:+--resync-on-error} >"$tmp/stats" 2>&1
     ni=$(sed -n 's/^instructions: //p' "$tmp/stats")
     ne=$(sed -n 's/^errors: //p' "$tmp/stats")
     if [ "$ni" != "$want_insns" ] || [ "$ne" != "$want_errors" ]; then
@@ -174,7 +226,23 @@ for d in libipt fast:-j1 fast:-j2; do
         got=$?
         [ $got = 0 ] || { echo "FAIL: $d --max-insns 1: exit $got: $(tail -3 "$tmp/one")"; rc=1; }
     fi
-    if [ -n "$newer" ] && [ "$by" = case ]; then
+    if [ -n "$resync" ]; then
+        nr=$(sed -n 's/^resyncs after errors: //p' "$tmp/stats")
+        wr=$(grep -c ' resync=' "$tmp/want")
+        [ "${nr:-0}" = "$wr" ] || { echo "FAIL: $d --stats: ${nr:-0} resyncs (want $wr)"; rc=1; }
+        # without the option: ptloop's flow
+        "$ptdecode" -q --decoder=$dec $j --insn $args >"$tmp/out" 2>&1
+        flow "$tmp/out" | nomsg | cmp -s "$tmp/oracle.flow" - || {
+            echo "FAIL: $d: without --resync-on-error the flow differs from ptloop's:"
+            flow "$tmp/out" | nomsg | diff "$tmp/oracle.flow" -; rc=1; }
+    elif ! grep -q '^\[error' "$tmp/want"; then
+        # no error: --resync-on-error changes nothing
+        "$ptdecode" -q --decoder=$dec $j --insn $args --resync-on-error >"$tmp/out2" 2>&1
+        cmp -s "$tmp/out" "$tmp/out2" || {
+            echo "FAIL: $d: --resync-on-error changes the output of a trace without errors:"
+            diff "$tmp/out" "$tmp/out2" | head; rc=1; }
+    fi
+    if [ -n "$newer" ] && [ -z "$resync" ] && [ "$by" = case ]; then
         nu=$(sed -n 's/^packets unsupported by libipt: //p' "$tmp/stats")
         wu=$(grep -o '^\[lost: .*: [0-9]* packet' "$tmp/want" | grep -o '[0-9]* packet$' | cut -d' ' -f1)
         wu=$((${wu:-0} + $(grep -c 'IP packet belongs' "$tmp/want")))

@@ -9,6 +9,9 @@
  *   tnt:BITS                         TNT (8-bit form up to 6 bits, else
  *                                    64-bit), BITS oldest first: tnt:101
  *   tip:IP pge:IP pgd:IP fup:IP      IP packets, full 64-bit IP
+ *   tip:IP:16|32|48|s48              ... compressed: the low 16, 32 or 48
+ *                                    bits update the last IP; s48: sign-
+ *                                    extended 48 bits
  *   tip pgd fup                      IP suppressed
  *   pip:CR3                          PIP (nr = 0)
  *   vmcs:BASE                        VMCS (BASE 4 KiB aligned)
@@ -27,13 +30,27 @@
 static int ip_packet(struct pt_packet *p, enum pt_packet_type type,
 		     const char *arg)
 {
+	char *rest;
+
 	p->type = type;
 	if (!arg) {
 		p->payload.ip.ipc = pt_ipc_suppressed;
 		return 0;
 	}
 	p->payload.ip.ipc = pt_ipc_full;
-	p->payload.ip.ip = strtoull(arg, NULL, 0);
+	p->payload.ip.ip = strtoull(arg, &rest, 0);
+	if (!*rest)
+		return 0;
+	if (!strcmp(rest, ":16"))
+		p->payload.ip.ipc = pt_ipc_update_16;
+	else if (!strcmp(rest, ":32"))
+		p->payload.ip.ipc = pt_ipc_update_32;
+	else if (!strcmp(rest, ":48"))
+		p->payload.ip.ipc = pt_ipc_update_48;
+	else if (!strcmp(rest, ":s48"))
+		p->payload.ip.ipc = pt_ipc_sext_48;
+	else
+		return -1;
 	return 0;
 }
 

@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: MIT */
+#include "intelpt_resync.h"
+#include "intelpt.h"
+
+#include <intel-pt.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* What the packets since the last PSB said, as far as a PSB+ carries it. */
+struct scan_state {
+	uint64_t last_ip;             /* 0 after a PSB, as for libipt */
+	struct pt_packet_mode_exec exec;
+	int have_exec;
+	struct pt_packet_pip pip;
+	int have_pip;
+	uint64_t tsc;
+	uint8_t cbr;
+};
+
+/* The IP an IP packet gives, from the last IP (Intel SDM vol. 3, "IP
+ * Compression"); returns 0 when it gives none. */
+static int packet_ip(struct scan_state *st, const struct pt_packet_ip *pk,
+		     uint64_t *ip)
+{
+	uint64_t v = pk->ip;
+
+	switch (pk->ipc) {
+	case pt_ipc_update_16: v = (st->last_ip & ~0xffffull) | (v & 0xffffull); break;
+	case pt_ipc_update_32: v = (st->last_ip & ~0xffffffffull) | (v & 0xffffffffull); break;
+	case pt_ipc_update_48: v = (st->last_ip & ~0xffffffffffffull) | (v & 0xffffffffffffull); break;
+	case pt_ipc_sext_48: v = (uint64_t)((int64_t)(v << 16) >> 16); break;
+	case pt_ipc_full: break;
+	default: return 0;
+	}
+	st->last_ip = v;
+	*ip = v;
+	return 1;
+}
+
+/* Encodes one packet; returns -1 when it failed. */
+static int put(struct pt_encoder *enc, struct pt_packet pk)
+{
+	return pt_enc_next(enc, &pk) < 0 ? -1 : 0;
+}
+
+/* Writes the splice's PSB+ (and a TIP.PGE after it) into hdr; returns its
+ * size, or 0 when it does not fit. */
+static size_t write_header(const struct scan_state *st, int kind, uint64_t ip,
+			   uint8_t *hdr, size_t len)
+{
+	const struct pt_packet_ip full = { .ipc = pt_ipc_full, .ip = ip };
+	struct pt_packet_mode mode = { .leaf = pt_mol_exec };
+	struct pt_config cfg;
+	struct pt_encoder *enc;
+	uint64_t off = 0;
+	int bad = 0;
+
+	pt_config_init(&cfg);
+	cfg.begin = hdr;
+	cfg.end = hdr + len;
+	enc = pt_alloc_encoder(&cfg);
+	if (!enc)
+		return 0;
+	mode.bits.exec = st->have_exec ? st->exec : pt_set_exec_mode(ptem_64bit);
+	bad |= put(enc, (struct pt_packet){ .type = ppt_psb });
+	if (st->tsc)
+		bad |= put(enc, (struct pt_packet){ .type = ppt_tsc,
+					      .payload.tsc.tsc = st->tsc });
+	if (st->cbr)
+		bad |= put(enc, (struct pt_packet){ .type = ppt_cbr,
+					      .payload.cbr.ratio = st->cbr });
+	if (st->have_pip)
+		bad |= put(enc, (struct pt_packet){ .type = ppt_pip,
+					      .payload.pip = st->pip });
+	bad |= put(enc, (struct pt_packet){ .type = ppt_mode, .payload.mode = mode });
+	if (kind == ppt_tip)
+		bad |= put(enc, (struct pt_packet){ .type = ppt_fup, .payload.ip = full });
+	bad |= put(enc, (struct pt_packet){ .type = ppt_psbend });
+	if (kind == ppt_tip_pge)
+		bad |= put(enc, (struct pt_packet){ .type = ppt_tip_pge, .payload.ip = full });
+	pt_enc_get_offset(enc, &off);
+	pt_free_encoder(enc);
+	return bad ? 0 : (size_t)off;
+}
+
+/* The FUP IP of the PSB+ at trace offset psb, if it has one. */
+static int psb_fup(const struct intelpt_params *p, const uint8_t *data,
+		   size_t size, uint64_t psb, uint64_t *ip)
+{
+	struct scan_state st = { 0 };
+	struct pt_packet_decoder *dec;
+	struct pt_packet pk;
+	struct pt_config cfg;
+	int rc, found = 0;
+
+	intelpt_config(p, &cfg, data, data + size);
+	dec = pt_pkt_alloc_decoder(&cfg);
+	if (!dec)
+		return 0;
+	rc = pt_pkt_sync_set(dec, psb);
+	while (rc >= 0 && (rc = pt_pkt_next(dec, &pk, sizeof(pk))) >= 0 &&
+	       pk.type != ppt_psbend)
+		if (pk.type == ppt_fup)
+			found = packet_ip(&st, &pk.payload.ip, ip);
+	pt_pkt_free_decoder(dec);
+	return found && rc >= 0;
+}
+
+int intelpt_resync_splice(const struct intelpt_params *p, const uint8_t *data,
+			  size_t size, uint64_t from, uint64_t tsc,
+			  struct intelpt_splice *s)
+{
+	uint64_t psb = intelpt_psb_before(data, size, from), off = 0, ip = 0;
+	struct scan_state st;
+	struct pt_packet_decoder *dec;
+	struct pt_packet pk;
+	struct pt_config cfg;
+	uint8_t hdr[96];
+	size_t nhdr;
+	int kind = 0, rc;
+
+	memset(s, 0, sizeof(*s));
+	memset(&st, 0, sizeof(st));
+	if (psb >= size || from >= size)
+		return 0;
+	intelpt_config(p, &cfg, data, data + size);
+	dec = pt_pkt_alloc_decoder(&cfg);
+	if (!dec)
+		return PTD_ERR_NOMEM;
+	rc = pt_pkt_sync_set(dec, psb);
+	while (rc >= 0 && !kind) {
+		pt_pkt_get_offset(dec, &off);
+		rc = pt_pkt_next(dec, &pk, sizeof(pk));
+		if (rc < 0)
+			break;
+		switch (pk.type) {
+		case ppt_psb:
+			if (off >= from && off != psb)
+				rc = -1;  /* the usual sync point comes first */
+			memset(&st, 0, sizeof(st));
+			break;
+		case ppt_mode:
+			if (pk.payload.mode.leaf == pt_mol_exec) {
+				st.exec = pk.payload.mode.bits.exec;
+				st.have_exec = 1;
+			}
+			break;
+		case ppt_pip: st.pip = pk.payload.pip; st.have_pip = 1; break;
+		case ppt_tsc: st.tsc = pk.payload.tsc.tsc; break;
+		case ppt_cbr: st.cbr = pk.payload.cbr.ratio; break;
+		case ppt_ovf:
+			if (off >= from)
+				kind = ppt_ovf;
+			break;
+		case ppt_tip:
+		case ppt_tip_pge:
+			if (packet_ip(&st, &pk.payload.ip, &ip) && off >= from)
+				kind = pk.type;
+			break;
+		case ppt_tip_pgd:
+		case ppt_fup:
+			packet_ip(&st, &pk.payload.ip, &ip);
+			break;
+		default:
+			break;
+		}
+	}
+	pt_pkt_free_decoder(dec);
+	if (!kind)
+		return 0;
+	if (tsc)
+		st.tsc = tsc;
+	nhdr = write_header(&st, kind, ip, hdr, sizeof(hdr));
+	if (!nhdr)
+		return 0;
+	s->at = off;
+	s->copy_from = kind == ppt_ovf ? off : off + (uint64_t)rc;
+	s->end = intelpt_psb_after(data, size, s->copy_from);
+	s->have_end_ip = s->end < size && psb_fup(p, data, size, s->end, &s->end_ip);
+	s->hdr = nhdr;
+	s->size = nhdr + (size_t)(s->end - s->copy_from);
+	s->ip = kind == ppt_ovf ? 0 : ip;
+	s->packet = kind == ppt_tip ? "TIP" : kind == ppt_tip_pge ? "TIP.PGE" : "OVF";
+	s->buf = malloc(s->size);
+	if (!s->buf)
+		return PTD_ERR_NOMEM;
+	memcpy(s->buf, hdr, nhdr);
+	memcpy(s->buf + nhdr, data + s->copy_from, (size_t)(s->end - s->copy_from));
+	return 1;
+}
