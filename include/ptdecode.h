@@ -452,6 +452,13 @@ struct ptd_stats {
 
 PTD_API int ptd_get_stats(const struct ptd_session *s, struct ptd_stats *st);
 
+/* How far the decode has come: *done of the *total trace bytes (the
+ * queues' bytes, as stats.trace_bytes) lie behind what was handed out.
+ * Cheap enough to call often.  Returns 0, or PTD_ERR_UNSUPPORTED when
+ * the decoder does not know (*done is then 0). */
+PTD_API int ptd_get_progress(const struct ptd_session *s, uint64_t *done,
+			     uint64_t *total);
+
 /* Symbol for an address in the context of a pid (-1: kernel/any).  ELF
  * files give their .symtab and .dynsym symbols and those of their separate
  * debug file (by build id in search_path, /usr/lib/debug and ~/.debug, else

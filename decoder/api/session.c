@@ -396,6 +396,21 @@ int ptd_block_insn(const struct ptd_session *s, const struct ptd_block *b,
 	return s->be->block_insn(s->be, b, i, ev);
 }
 
+int ptd_get_progress(const struct ptd_session *s, uint64_t *done,
+		     uint64_t *total)
+{
+	if (!s || !done || !total)
+		return PTD_ERR_INVAL;
+	*total = s->stats.trace_bytes;
+	*done = 0;
+	if (!s->be || !s->be->progress)
+		return PTD_ERR_UNSUPPORTED;
+	*done = s->be->progress(s->be);
+	if (*done > *total)
+		*done = *total;
+	return 0;
+}
+
 int ptd_get_stats(const struct ptd_session *s, struct ptd_stats *st)
 {
 	struct ptd_stats tmp;

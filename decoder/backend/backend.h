@@ -44,6 +44,9 @@ struct backend {
 	 * PTD_ERR_UNSUPPORTED. */
 	int (*insn_text)(struct backend *b, const struct ptd_event *ev,
 			 char *buf, size_t len);
+	/* Optional: trace bytes behind the consumer, of all queues in the
+	 * order they are decoded (for progress; NULL: not known). */
+	uint64_t (*progress)(const struct backend *b);
 	/* Optional: fills *st (NULL: the backend counts nothing). */
 	void (*get_stats)(const struct backend *b, struct backend_stats *st);
 	/* Message for the last failure, "" if none. */

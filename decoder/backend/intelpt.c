@@ -897,6 +897,16 @@ static int step(struct ipt_backend *b)
 	return 0;
 }
 
+static uint64_t ipt_progress(const struct backend *base)
+{
+	const struct ipt_backend *b = (const struct ipt_backend *)base;
+	uint64_t done = 0;
+
+	for (size_t i = 0; i < b->qi && i < b->nqueues; i++)
+		done += b->queues[i].size;
+	return done + trace_offset(b);
+}
+
 static int ipt_next(struct backend *base, struct ptd_event *ev)
 {
 	struct ipt_backend *b = (struct ipt_backend *)base;
@@ -1024,6 +1034,7 @@ int intelpt_new(const struct intelpt_params *p,
 		return PTD_ERR_NOMEM;
 	b->base.next = ipt_next;
 	b->base.errmsg = ipt_errmsg;
+	b->base.progress = ipt_progress;
 	b->base.destroy = ipt_destroy;
 	b->p = *p;
 	b->st = st;

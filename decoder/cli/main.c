@@ -6,6 +6,7 @@
 #include "coverage.h"
 #include "options.h"
 #include "outfile.h"
+#include "progress.h"
 #include "views.h"
 
 #include <errno.h>
@@ -13,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Opens the input; warnings go to standard error unless -q. */
 static struct ptd_session *open_session(const struct cli_opts *o)
@@ -47,7 +49,7 @@ static FILE *open_output(const struct cli_opts *o)
 
 /* --coverage: runs of blocks into per-instruction counts. */
 static int run_coverage(struct ptd_session *s, FILE *out, int json,
-			unsigned long long *events)
+			struct progress *pg, unsigned long long *events)
 {
 	const struct ptd_block *blocks;
 	struct coverage *cov = coverage_new();
@@ -59,6 +61,7 @@ static int run_coverage(struct ptd_session *s, FILE *out, int json,
 		return PTD_ERR_NOMEM;
 	while ((rc = ptd_next_blocks(s, &blocks, &n, &ev, &have)) == 0) {
 		*events += (unsigned long long)have;
+		progress_tick(pg, PROGRESS_RUN);
 		if (coverage_add(cov, s, blocks, n)) {
 			rc = PTD_ERR_NOMEM;
 			break;
@@ -70,41 +73,61 @@ static int run_coverage(struct ptd_session *s, FILE *out, int json,
 }
 
 /* Counting only: the block interface, no per-instruction work. */
-static int run_count(struct ptd_session *s, unsigned long long *events)
+static int run_count(struct ptd_session *s, struct progress *pg,
+		     unsigned long long *events)
 {
 	const struct ptd_block *blocks;
 	struct ptd_event ev;
 	size_t n;
 	int have, rc;
 
-	while ((rc = ptd_next_blocks(s, &blocks, &n, &ev, &have)) == 0)
+	while ((rc = ptd_next_blocks(s, &blocks, &n, &ev, &have)) == 0) {
 		*events += (unsigned long long)have;
+		progress_tick(pg, PROGRESS_RUN);
+	}
 	return rc;
 }
 
 /* Every event through the view. */
 static int run_view(struct ptd_session *s, const struct cli_opts *o,
-		    struct view *v, unsigned long long *events)
+		    struct view *v, struct progress *pg, unsigned long long *events)
 {
 	struct ptd_event ev;
 	int rc;
 
 	while ((rc = ptd_next(s, &ev)) == 0) {
 		(*events)++;
+		progress_tick(pg, 1);
 		if (cli_selected(o, &ev))
 			view_event(v, &ev);
 	}
 	return rc;
 }
 
+/* Progress on standard error when it is a terminal and not -q, unless
+ * the view writes its lines to that terminal as it goes. */
+static int want_progress(const struct cli_opts *o)
+{
+	int streaming = o->view.kind != VIEW_NONE && !o->coverage &&
+			o->view.out == stdout && isatty(STDOUT_FILENO);
+
+	return !o->quiet && isatty(STDERR_FILENO) && !streaming;
+}
+
 static int run(struct ptd_session *s, const struct cli_opts *o, struct view *v,
 	       unsigned long long *events)
 {
+	struct progress *pg = progress_new(s, want_progress(o));
+	int rc;
+
 	if (o->coverage)
-		return run_coverage(s, o->view.out, o->view.json, events);
-	if (o->view.kind == VIEW_NONE && !cli_filtering(o))
-		return run_count(s, events);
-	return run_view(s, o, v, events);
+		rc = run_coverage(s, o->view.out, o->view.json, pg, events);
+	else if (o->view.kind == VIEW_NONE && !cli_filtering(o))
+		rc = run_count(s, pg, events);
+	else
+		rc = run_view(s, o, v, pg, events);
+	progress_end(pg);
+	return rc;
 }
 
 /* How the decode ended, the statistics, and whether the output was

@@ -132,7 +132,7 @@ static void usage(FILE *f)
 "                       slower on 2 cores, see docs/ARCHITECTURE.md)\n"
 "  --no-versioning      debug: decode with the last version of each\n"
 "                       address, ignoring time\n"
-"  -q, --quiet          no warnings on standard error\n"
+"  -q, --quiet          no warnings or progress on standard error\n"
 "  -h, --help, --version\n", f);
 }
 

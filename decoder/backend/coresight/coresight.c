@@ -269,6 +269,17 @@ static void cs_destroy(struct backend *b)
 	free(cb);
 }
 
+/* The bytes of the units before the one being consumed. */
+static uint64_t cs_progress(const struct backend *b)
+{
+	const struct cs_backend *cb = (const struct cs_backend *)b;
+	uint64_t done = 0;
+
+	for (size_t i = 0; i < cb->ucur && i < cb->nunits; i++)
+		done += cb->units[i].bytes;
+	return done;
+}
+
 static struct cs_backend *cs_new(void)
 {
 	struct cs_backend *cb = calloc(1, sizeof(*cb));
@@ -278,6 +289,7 @@ static struct cs_backend *cs_new(void)
 	cb->main.cb = cb;
 	cb->b.next = csevent_next;
 	cb->b.errmsg = cs_errmsg;
+	cb->b.progress = cs_progress;
 	cb->b.destroy = cs_destroy;
 	return cb;
 }

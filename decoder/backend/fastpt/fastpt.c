@@ -348,6 +348,30 @@ static int fast_insn_text(struct backend *base, const struct ptd_event *ev,
 	return (int)n;
 }
 
+static uint64_t fast_progress(const struct backend *base)
+{
+	const struct fast_backend *fb = (const struct fast_backend *)base;
+	size_t q = fb->nqueues;
+	uint64_t done = 0, in_q = 0;
+
+	if (fb->ref) {
+		q = fb->ref_queue;
+		in_q = fb->ref->progress(fb->ref);
+	} else if (fb->out_seg < fb->nsegs) {
+		const struct segment *seg = fb->order[fb->out_seg];
+
+		q = seg->queue;
+		in_q = seg->start;
+		/* a decoded segment: the share of its instructions handed out */
+		if (fb->out_started && seg->ninsn)
+			in_q += (uint64_t)((double)(seg->end - seg->start) *
+					   (double)fb->out_cum / (double)seg->ninsn);
+	}
+	for (size_t i = 0; i < q && i < fb->nqueues; i++)
+		done += fb->queues[i].q.size;
+	return done + in_q;
+}
+
 static const char *fast_errmsg(struct backend *base)
 {
 	return ((struct fast_backend *)base)->errmsg;
@@ -400,6 +424,7 @@ static void set_ops(struct backend *b)
 	b->block_info = fast_block_info;
 	b->block_insn = fast_block_insn;
 	b->get_stats = fast_get_stats;
+	b->progress = fast_progress;
 	b->errmsg = fast_errmsg;
 	b->destroy = fast_destroy;
 }
