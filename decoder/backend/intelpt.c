@@ -749,6 +749,20 @@ static int in_cut_splice(const struct ipt_backend *b)
  * decoder syncs at the PSB where the splice ends. */
 static void data_end(struct ipt_backend *b)
 {
+	if (b->qdec && b->splice.capped) {
+		struct ptd_event *ev = push(b, PTD_EV_ERROR);
+
+		if (ev) {
+			ev->error = PTD_ERR_DECODE;
+			ev->ip = b->last_ip;
+			ev->offset = b->splice.end;
+			snprintf(msgbuf(b, ev), 640, "no PSB in the %u bytes after the "
+				 "resync point at %#" PRIx64 " (--resync-on-error "
+				 "decodes that far): the trace up to the next PSB "
+				 "is skipped", (unsigned)(b->splice.end - b->splice.copy_from),
+				 b->splice.at);
+		}
+	}
 	if (b->qdec) {
 		drop_splice(b);
 		b->state = Q_SYNC;

@@ -6,6 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Bounds on the work per error in traces with few PSBs (real ones have
+ * one every few KiB; damaged or crafted ones need not): the packets
+ * scanned from the last PSB to the error, and the bytes a splice copies
+ * (a longer one ends there without a FUP to hand over at, and decoding
+ * resumes at the next PSB as without the option). */
+#define SCAN_MAX (16u << 20)
+#define SPLICE_MAX (1u << 20)
+
 /* What the packets since the last PSB said, as far as a PSB+ carries it. */
 struct scan_state {
 	uint64_t last_ip;             /* 0 after a PSB, as for libipt */
@@ -121,7 +129,7 @@ int intelpt_resync_splice(const struct intelpt_params *p, const uint8_t *data,
 
 	memset(s, 0, sizeof(*s));
 	memset(&st, 0, sizeof(st));
-	if (psb >= size || from >= size)
+	if (psb >= size || from >= size || from - psb > SCAN_MAX)
 		return 0;
 	intelpt_config(p, &cfg, data, data + size);
 	dec = pt_pkt_alloc_decoder(&cfg);
@@ -176,7 +184,13 @@ int intelpt_resync_splice(const struct intelpt_params *p, const uint8_t *data,
 	s->at = off;
 	s->copy_from = kind == ppt_ovf ? off : off + (uint64_t)rc;
 	s->end = intelpt_psb_after(data, size, s->copy_from);
-	s->have_end_ip = s->end < size && psb_fup(p, data, size, s->end, &s->end_ip);
+	if (s->end - s->copy_from > SPLICE_MAX) {
+		s->end = s->copy_from + SPLICE_MAX;
+		s->capped = 1;
+	} else {
+		s->have_end_ip = s->end < size &&
+				 psb_fup(p, data, size, s->end, &s->end_ip);
+	}
 	s->hdr = nhdr;
 	s->size = nhdr + (size_t)(s->end - s->copy_from);
 	s->ip = kind == ppt_ovf ? 0 : ip;

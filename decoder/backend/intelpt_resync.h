@@ -39,11 +39,12 @@ struct intelpt_splice {
 	uint64_t at;          /* trace offset of the packet resumed at */
 	uint64_t copy_from;   /* trace offset of buf[hdr] */
 	uint64_t end;         /* trace offset where the copy ends (the next
-			       * PSB or the end of the trace) */
+			       * PSB, the end of the trace, or 1 MiB on) */
 	uint64_t ip;          /* the IP resumed at (0 for OVF) */
 	uint64_t end_ip;      /* the FUP IP of the PSB+ at end: the flow
 			       * before it reaches there without trace */
 	int have_end_ip;
+	int capped;           /* end is 1 MiB on, not a PSB or the end */
 	const char *packet;   /* "TIP", "TIP.PGE" or "OVF" */
 };
 

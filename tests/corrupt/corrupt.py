@@ -10,7 +10,7 @@ Every ptdecode run must end by itself with status 0 or 1 (never a signal,
 never a sanitizer report); the CLI is run through $PTD_WRAPPER when set
 (e.g. PTD_WRAPPER="valgrind --error-exitcode=99 -q").
 
-Tests: truncate auxcut flip lost buildid absurd shared resync slow1g
+Tests: truncate auxcut flip lost buildid absurd shared resync resync_far slow1g
 """
 import os, random, re, resource, shlex, shutil, struct, subprocess, sys, time
 
@@ -539,6 +539,39 @@ def t_resync():
             _, b, _ = run(base + ['--resync-on-error'])
             check(a == b and len(insns(a)) == len(truth),
                   '%s %s: without errors --resync-on-error changes nothing' % (name, dec))
+
+
+def t_resync_far():
+    """--resync-on-error in a trace with no PSB after the error: the
+    resumed flow is decoded 1 MiB far, then an error says the rest up to
+    the next PSB is skipped (bounded work per error, never silent).
+    Code: 0x400000 call 0x400010; 0x400005 jmp *%rax; 0x400010 ret; the
+    trace: a bad compressed return, then 120000 times a TIP to 0x400000
+    and a taken ret (3 instructions per 10 bytes)."""
+    ptenc = os.path.join(build, 'tests', 'rawpt', 'ptenc')
+    if not os.access(ptenc, os.X_OK):
+        skip('ptenc not built')
+    code = os.path.join(work, 'code.bin')
+    subprocess.run([ptenc, code, 'raw:e80b000000ffe0' + '90' * 9 + 'c3'], check=True)
+    parts = []
+    for name, pk in (('h', ['psb', 'psbend', 'mode64', 'pge:0x400000', 'tnt:0']),
+                     ('m', ['tip:0x400000', 'tnt:1']), ('t', ['pgd'])):
+        path = os.path.join(work, name)
+        subprocess.run([ptenc, path] + pk, check=True)
+        parts.append(read(path))
+    trace = os.path.join(work, 'far.pt')
+    write(trace, parts[0] + parts[1] * 120000 + parts[2])
+    _, out, _ = run([PTDECODE, '-q', '--resync-on-error', '--pt', trace, '--raw',
+                     code + ':0x400000', '--insn', '--no-sym', '--no-disasm'], timeout=120)
+    n = len(insns(out))
+    errs = [l for l in out.splitlines() if l.startswith('[error')]
+    print('far: %d instructions, errors: %s' % (n, errs))
+    chunks = (1 << 20) // 10
+    check(3 * (chunks - 1) + 2 <= n <= 3 * (chunks + 1) + 2,
+          'far: the 1 MiB after the resync point decoded (%d instructions)' % n)
+    check(len(errs) == 2 and 'resync=0x1e' in errs[0] and
+          'no PSB in the 1048576 bytes after the resync point at 0x1e' in errs[1],
+          'far: the bad return resyncs, the end of the splice is an error')
 
 
 def t_slow1g():
