@@ -61,6 +61,8 @@ struct ipt_backend {
 	struct pt_insn_decoder *qdec;
 	struct intelpt_splice splice;
 	struct ptd_event *err_ev;     /* the error just pushed, or NULL */
+	uint64_t ok_off;              /* trace offset after the last
+				       * instruction or event libipt gave */
 
 	struct ptd_event fifo[FIFO_SIZE];
 	unsigned head, tail;
@@ -703,7 +705,7 @@ static void after_error(struct ipt_backend *b)
 	struct pt_insn_decoder *dec;
 	struct pt_config cfg;
 	const uint8_t *data;
-	uint64_t from, tsc = 0;
+	uint64_t from, ovf_from, tsc = 0;
 	uint32_t lmtc, lcyc;
 
 	b->state = Q_SYNC;
@@ -712,11 +714,14 @@ static void after_error(struct ipt_backend *b)
 	if (b->padded)
 		data = b->padded;
 	from = trace_offset(b);
+	ovf_from = b->ok_off;
 	if (b->qdec && from <= b->splice.at)
 		from = b->splice.at + 1;  /* never the same resume point twice */
+	if (b->qdec && ovf_from <= b->splice.at)
+		ovf_from = b->splice.at + 1;
 	if (pt_insn_time(b->dec, &tsc, &lmtc, &lcyc) < 0)
 		tsc = 0;
-	if (intelpt_resync_splice(&b->p, data, q->size, from, tsc, &sp) <= 0)
+	if (intelpt_resync_splice(&b->p, data, q->size, from, ovf_from, tsc, &sp) <= 0)
 		return;
 	intelpt_config(&b->p, &cfg, sp.buf, sp.buf + sp.size);
 	dec = pt_insn_alloc_decoder(&cfg);
@@ -772,10 +777,10 @@ static void data_end(struct ipt_backend *b)
 }
 
 /* Whether the decoder has run INTELPT_NELOOP_INSNS instructions without
- * reading trace; if so reports it and resyncs (after_error). */
-static int never_ending(struct ipt_backend *b, uint64_t ip)
+ * reading trace (its trace offset is off); if so reports it and resyncs
+ * (after_error). */
+static int never_ending(struct ipt_backend *b, uint64_t ip, uint64_t off)
 {
-	uint64_t off = trace_offset(b);
 	struct ptd_event *ev;
 
 	if (off != b->loop_off) {
@@ -852,6 +857,7 @@ static int step(struct ipt_backend *b)
 		}
 		b->last_sync = off;
 		b->status = rc;
+		b->ok_off = trace_offset(b);
 		b->state = Q_DECODE;
 		b->last_ip = 0;  /* errors before an instruction have none */
 		update_time(b);
@@ -873,6 +879,7 @@ static int step(struct ipt_backend *b)
 			return 0;
 		}
 		b->status = rc;
+		b->ok_off = trace_offset(b);
 		update_time(b);
 		convert_event(b, &pe);
 		return 0;
@@ -904,7 +911,8 @@ static int step(struct ipt_backend *b)
 		return 0;
 	}
 	b->status = rc;
-	if (never_ending(b, insn.ip))
+	b->ok_off = trace_offset(b);
+	if (never_ending(b, insn.ip, b->ok_off))
 		return 0;
 	insn_event(b, &insn);
 	update_time(b);

@@ -115,10 +115,10 @@ static int psb_fup(const struct intelpt_params *p, const uint8_t *data,
 }
 
 int intelpt_resync_splice(const struct intelpt_params *p, const uint8_t *data,
-			  size_t size, uint64_t from, uint64_t tsc,
-			  struct intelpt_splice *s)
+			  size_t size, uint64_t from, uint64_t ovf_from,
+			  uint64_t tsc, struct intelpt_splice *s)
 {
-	uint64_t psb = intelpt_psb_before(data, size, from), off = 0, ip = 0;
+	uint64_t psb, off = 0, ip = 0;
 	struct scan_state st;
 	struct pt_packet_decoder *dec;
 	struct pt_packet pk;
@@ -129,6 +129,9 @@ int intelpt_resync_splice(const struct intelpt_params *p, const uint8_t *data,
 
 	memset(s, 0, sizeof(*s));
 	memset(&st, 0, sizeof(st));
+	if (ovf_from > from)
+		ovf_from = from;
+	psb = intelpt_psb_before(data, size, ovf_from);
 	if (psb >= size || from >= size || from - psb > SCAN_MAX)
 		return 0;
 	intelpt_config(p, &cfg, data, data + size);
@@ -143,7 +146,7 @@ int intelpt_resync_splice(const struct intelpt_params *p, const uint8_t *data,
 			break;
 		switch (pk.type) {
 		case ppt_psb:
-			if (off >= from && off != psb)
+			if (off >= from)
 				rc = -1;  /* the usual sync point comes first */
 			memset(&st, 0, sizeof(st));
 			break;
@@ -157,7 +160,7 @@ int intelpt_resync_splice(const struct intelpt_params *p, const uint8_t *data,
 		case ppt_tsc: st.tsc = pk.payload.tsc.tsc; break;
 		case ppt_cbr: st.cbr = pk.payload.cbr.ratio; break;
 		case ppt_ovf:
-			if (off >= from)
+			if (off >= ovf_from)
 				kind = ppt_ovf;
 			break;
 		case ppt_tip:

@@ -48,12 +48,16 @@ struct intelpt_splice {
 	const char *packet;   /* "TIP", "TIP.PGE" or "OVF" */
 };
 
-/* Looks for a resume point in data (size bytes, one queue) at or after
- * trace offset from.  tsc: the decoder's time at the error (0: the last
+/* Looks for a resume point in data (size bytes, one queue): a TIP or
+ * TIP.PGE at or after trace offset from (the decoder's position at the
+ * error), or an OVF at or after ovf_from (its position after the last
+ * instruction or event it gave: libipt 2.1 reads packets ahead, an OVF
+ * it read but did not report is still to come).  A PSB at or after from
+ * comes first: none.  tsc: the decoder's time at the error (0: the last
  * TSC packet's).  Returns 1 with *s filled (free s->buf), 0 when there is
- * none before the next PSB, PTD_ERR_NOMEM. */
+ * none, PTD_ERR_NOMEM. */
 int intelpt_resync_splice(const struct intelpt_params *p, const uint8_t *data,
-			  size_t size, uint64_t from, uint64_t tsc,
-			  struct intelpt_splice *s);
+			  size_t size, uint64_t from, uint64_t ovf_from,
+			  uint64_t tsc, struct intelpt_splice *s);
 
 #endif

@@ -6,15 +6,15 @@
  * writes one COMM record per rename into that CPU's 1-page main ring.
  *
  *  A. 200 renames, nobody reading: the ring fills, the rest is dropped and
- *     only counted in the kernel (no LOST record in front of any of A's
- *     records: the kernel writes one only once a reader made room, which
- *     our first drain does, and another task on the CPU may then get it
- *     written during that drain);
+ *     counted in the kernel (which may write a LOST record even now: when
+ *     another task's larger record, e.g. an MMAP2, did not fit, a LOST and
+ *     our smaller COMM may still fit; the count of those is printed);
  *  B. 600 renames, the ring read after each: ~10 trips around the ring, so
  *     records split at its end must be joined; the kernel writes its LOST
  *     record for A in front of the first record that fits;
  *  C. 200 renames, nobody reading, then disable, read, sbevents_flush_lost:
- *     the kernel never writes a LOST record for these; flush_lost must.
+ *     the kernel never writes a LOST record for those after the last
+ *     record that fitted; flush_lost must.
  *
  * Checked: our records come in order, intact (name, pid, tid, cpu), every
  * gap in the sequence is covered by the LOST counts reported between the
@@ -46,8 +46,10 @@ struct oracle {
 	uint64_t ring_id;       /* main ring of cpu, once seen */
 	int next;               /* next sequence number expected */
 	uint64_t lost_since;    /* LOST counts since our previous record */
-	int phase;              /* 0 A/B, 1 flush_lost */
+	int phase;              /* 0 A/B, 2 C's drain, 1 flush_lost */
 	uint64_t kernel_lost_recs, synth_lost_recs, synth_lost;
+	uint64_t c_kernel_lost;  /* records lost by kernel LOST records read
+				  * in C's drain */
 	uint64_t lost_before_a;  /* kernel LOST records before one of A's */
 	uint64_t gaps, gap_records, last_time;
 	int bad;
@@ -99,10 +101,12 @@ static int on_rec(void *ctx, const struct perf_event_header *h, int cpu)
 
 		memcpy(&n, b + 16, 8);
 		o->lost_since += n;
-		if (o->phase)
+		if (o->phase == 1)
 			o->synth_lost_recs++, o->synth_lost += n;
 		else
 			o->kernel_lost_recs++;
+		if (o->phase == 2)
+			o->c_kernel_lost += n;
 		return 0;
 	}
 	if (h->type != PERF_RECORD_COMM)
@@ -184,6 +188,7 @@ int main(void)
 		rename_to(seq++);
 	if (sbevents_enable(sb, 0))
 		failf(&o, "disabling failed", errno);
+	o.phase = 2;
 	if (sbevents_drain(sb, on_rec, &o) < 0)
 		failf(&o, "corrupt ring", 0);
 	o.phase = 1;
@@ -205,12 +210,12 @@ int main(void)
 	       o.cpu, seq, o.gaps, o.gap_records, o.kernel_lost_recs, a_lost,
 	       o.synth_lost_recs, o.synth_lost, st.records, st.joined, st.lost_events,
 	       st.corrupt_bytes);
-	if (a_lost)
-		failf(&o, "a LOST record in front of a record of A: the kernel wrote "
-		      "it while nobody read", (long)a_lost);
 	if (!o.kernel_lost_recs)
 		failf(&o, "no kernel LOST record for phase A", 0);
-	if (!o.synth_lost_recs || o.synth_lost < NC - 4096 / 72)
+	/* C's losses after the last record that fitted are never written by
+	 * the kernel; it may have written a LOST for some before (a LOST
+	 * fits where a COMM does not) */
+	if (!o.synth_lost_recs || o.synth_lost + o.c_kernel_lost < NC - 4096 / 72)
 		failf(&o, "phase C losses not reported by flush_lost", (long)o.synth_lost);
 	if (!st.joined)
 		failf(&o, "no record split at the ring end: wrap path not exercised", 0);
