@@ -328,6 +328,18 @@ void intelpt_config(const struct intelpt_params *p, struct pt_config *cfg,
 	cfg->cpuid_0x15_ebx = p->cpuid_0x15_ebx;
 }
 
+/* The bytes the current queue is decoded from: its own, or the copy
+ * with PADs for packets this libipt does not know.  Returns 0 or a
+ * negative enum ptd_error. */
+static int queue_bytes(const struct ipt_backend *b, const uint8_t **data)
+{
+	int rc = intelpt_queue_data(&b->queues[b->qi], data);
+
+	if (!rc && b->padded)
+		*data = b->padded;
+	return rc;
+}
+
 static int start_queue(struct ipt_backend *b)
 {
 	const struct intelpt_queue *q = &b->queues[b->qi];
@@ -335,11 +347,9 @@ static int start_queue(struct ipt_backend *b)
 	const uint8_t *data;
 	int rc;
 
-	rc = intelpt_queue_data(q, &data);
+	rc = queue_bytes(b, &data);
 	if (rc)
 		return rc;
-	if (b->padded)
-		data = b->padded;
 	intelpt_config(&b->p, &cfg, data, data + q->size);
 
 	b->dec = pt_insn_alloc_decoder(&cfg);
@@ -500,10 +510,8 @@ static int skip_newer(struct ipt_backend *b, char *m, size_t len)
 	uint64_t n, done, off = 0;
 	char ver[64], why[160];
 
-	if (intelpt_queue_data(q, &data) < 0)
+	if (queue_bytes(b, &data) < 0)
 		return 0;
-	if (b->padded)
-		data = b->padded;
 	off = trace_offset(b);
 	if (off >= q->size || !newer_packet(data + off, q->size - off, &np))
 		return 0;
@@ -709,10 +717,8 @@ static void after_error(struct ipt_backend *b)
 	uint32_t lmtc, lcyc;
 
 	b->state = Q_SYNC;
-	if (!b->p.resync_on_error || intelpt_queue_data(q, &data) < 0)
+	if (!b->p.resync_on_error || queue_bytes(b, &data) < 0)
 		return;
-	if (b->padded)
-		data = b->padded;
 	from = trace_offset(b);
 	ovf_from = b->ok_off;
 	if (b->qdec && from <= b->splice.at)

@@ -197,7 +197,6 @@ int intelpt_resync_splice(const struct intelpt_params *p, const uint8_t *data,
 	s->hdr = nhdr;
 	s->size = nhdr + (size_t)(s->end - s->copy_from);
 	s->ip = kind == ppt_ovf ? 0 : ip;
-	s->packet = kind == ppt_tip ? "TIP" : kind == ppt_tip_pge ? "TIP.PGE" : "OVF";
 	s->buf = malloc(s->size);
 	if (!s->buf)
 		return PTD_ERR_NOMEM;

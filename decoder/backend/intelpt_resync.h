@@ -45,7 +45,6 @@ struct intelpt_splice {
 			       * before it reaches there without trace */
 	int have_end_ip;
 	int capped;           /* end is 1 MiB on, not a PSB or the end */
-	const char *packet;   /* "TIP", "TIP.PGE" or "OVF" */
 };
 
 /* Looks for a resume point in data (size bytes, one queue): a TIP or
