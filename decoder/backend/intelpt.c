@@ -4,6 +4,7 @@
 #include "intelpt_resync.h"
 #include "imgstore.h"
 #include "intel_pt_info.h"
+#include "machines.h"
 #include "sideband.h"
 #include "util.h"
 
@@ -33,6 +34,7 @@ struct ipt_backend {
 
 	/* decode context, read by the memory callback */
 	int32_t pid, tid;
+	int nr;                       /* PIP.NR: VMX non-root, guest code */
 	uint64_t time;                /* perf ns, IMGSTORE_TIME_UNKNOWN if none */
 	uint64_t tsc;
 	uint64_t next_switch;         /* re-ask the sideband at this time */
@@ -186,9 +188,12 @@ static int read_mem(uint8_t *buf, size_t size, const struct pt_asid *asid,
 	struct imgstore_hit hit;
 	int n;
 
+	int32_t space = b->nr ? intelpt_space(&b->p, b->pid, b->tid, b->time, 1)
+			      : b->pid;
+
 	(void)asid;
 	memset(&hit, 0, sizeof(hit));
-	n = imgstore_read(b->st, b->pid, ip, b->time, buf, size, &hit);
+	n = imgstore_read(b->st, space, ip, b->time, buf, size, &hit);
 	if (n > 0) {
 		b->last_image = (uint32_t)hit.version_id;
 		return n;
@@ -197,8 +202,30 @@ static int read_mem(uint8_t *buf, size_t size, const struct pt_asid *asid,
 	b->mem_rc = n;
 	b->mem_hit = hit;
 	b->mem_fail_ip = ip;
-	snprintf(b->mem_err, sizeof(b->mem_err), "%s", imgstore_last_error(b->st));
+	if (b->nr) {
+		char why[320];
+
+		machines_explain(b->p.machines, b->p.guest_code, b->pid, b->tid,
+				 b->time, why, sizeof(why));
+		if (space == IMGSTORE_NO_SPACE)
+			snprintf(b->mem_err, sizeof(b->mem_err), "%s", why);
+		else
+			snprintf(b->mem_err, sizeof(b->mem_err), "%s (%s)",
+				 imgstore_last_error(b->st), why);
+	} else {
+		snprintf(b->mem_err, sizeof(b->mem_err), "%s",
+			 imgstore_last_error(b->st));
+	}
 	return -pte_nomap;
+}
+
+int32_t intelpt_space(const struct intelpt_params *p, int32_t host_pid,
+		      int32_t host_tid, uint64_t t, int nr)
+{
+	if (!nr)
+		return host_pid;
+	return machines_guest_space(p->machines, p->guest_code, host_pid,
+				    host_tid, t);
 }
 
 /* The decoder's position in the queue's bytes (inside a splice: where
@@ -361,6 +388,7 @@ static int start_queue(struct ipt_backend *b)
 	b->state = Q_SYNC;
 	b->pid = q->pid;
 	b->tid = q->tid;
+	b->nr = 0;
 	b->time = IMGSTORE_TIME_UNKNOWN;
 	b->tsc = 0;
 	b->next_switch = 0;
@@ -664,6 +692,10 @@ static void convert_event(struct ipt_backend *b, const struct pt_event *pe)
 {
 	struct ptd_event tmp, *ev;
 
+	if (pe->type == ptev_paging)
+		b->nr = pe->variant.paging.non_root;
+	else if (pe->type == ptev_async_paging)
+		b->nr = pe->variant.async_paging.non_root;
 	memset(&tmp, 0, sizeof(tmp));
 	if (intelpt_convert_event(&b->p, pe, &tmp) < 0)
 		return;
