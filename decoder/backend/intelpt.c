@@ -33,7 +33,9 @@ struct ipt_backend {
 	uint64_t last_sync;           /* offset of the last sync, to see progress */
 
 	/* decode context, read by the memory callback */
-	int32_t pid, tid;
+	int32_t pid, tid;             /* the host thread on the queue's CPU */
+	int32_t epid, etid;           /* the thread events name: the host's, or
+				       * with nr the guest thread it runs */
 	int nr;                       /* PIP.NR: VMX non-root, guest code */
 	uint64_t time;                /* perf ns, IMGSTORE_TIME_UNKNOWN if none */
 	uint64_t tsc;
@@ -255,8 +257,8 @@ static struct ptd_event *push(struct ipt_backend *b, int kind)
 	ev->kind = (uint16_t)kind;
 	ev->queue = (uint32_t)b->qi;
 	ev->cpu = b->queues[b->qi].cpu;
-	ev->pid = b->pid;
-	ev->tid = b->tid;
+	ev->pid = b->epid;
+	ev->tid = b->etid;
 	if (b->time != IMGSTORE_TIME_UNKNOWN) {
 		ev->time = b->time;
 		ev->flags |= PTD_EVF_TIME_VALID;
@@ -278,6 +280,27 @@ static char *msgbuf(struct ipt_backend *b, struct ptd_event *ev)
 	return m;
 }
 
+/* The thread events name changes: the host's, or in guest code the
+ * guest thread its vcpu runs (as perf names guest samples). */
+static void update_thread(struct ipt_backend *b)
+{
+	int32_t pid = b->pid, tid = b->tid;
+	struct ptd_event *ev;
+
+	if (b->nr)
+		machines_guest_thread(b->p.machines, b->pid, b->tid, b->time,
+				      &pid, &tid);
+	if (pid == b->epid && tid == b->etid)
+		return;
+	b->epid = pid;
+	b->etid = tid;
+	ev = push(b, PTD_EV_SWITCH);
+	if (ev) {
+		ev->pid = pid;
+		ev->tid = tid;
+	}
+}
+
 /* Follows the sideband: which thread runs now on this queue's CPU. */
 static void update_context(struct ipt_backend *b)
 {
@@ -290,19 +313,18 @@ static void update_context(struct ipt_backend *b)
 	if (b->time < b->next_switch && b->next_switch != 0)
 		return;
 	t = b->time;
-	if (sideband_task_at(b->sb, q->cpu, t, &pid, &tid) == 0 &&
-	    (pid != b->pid || tid != b->tid)) {
-		struct ptd_event *ev;
-
+	if (sideband_task_at(b->sb, q->cpu, t, &pid, &tid) == 0) {
 		b->pid = pid;
 		b->tid = tid;
-		ev = push(b, PTD_EV_SWITCH);
-		if (ev) {
-			ev->pid = pid;
-			ev->tid = tid;
-		}
 	}
+	update_thread(b);
 	b->next_switch = sideband_next_switch(b->sb, q->cpu, t);
+	if (b->nr) {
+		uint64_t g = machines_next_switch(b->p.machines, b->pid, b->tid, t);
+
+		if (g < b->next_switch)
+			b->next_switch = g;
+	}
 }
 
 static void update_time(struct ipt_backend *b)
@@ -386,8 +408,8 @@ static int start_queue(struct ipt_backend *b)
 	if (rc < 0)
 		return PTD_ERR_DECODE;
 	b->state = Q_SYNC;
-	b->pid = q->pid;
-	b->tid = q->tid;
+	b->pid = b->epid = q->pid;
+	b->tid = b->etid = q->tid;
 	b->nr = 0;
 	b->time = IMGSTORE_TIME_UNKNOWN;
 	b->tsc = 0;
@@ -691,11 +713,17 @@ int intelpt_convert_event(const struct intelpt_params *p,
 static void convert_event(struct ipt_backend *b, const struct pt_event *pe)
 {
 	struct ptd_event tmp, *ev;
+	int nr = b->nr;
 
 	if (pe->type == ptev_paging)
-		b->nr = pe->variant.paging.non_root;
+		nr = pe->variant.paging.non_root;
 	else if (pe->type == ptev_async_paging)
-		b->nr = pe->variant.async_paging.non_root;
+		nr = pe->variant.async_paging.non_root;
+	if (nr != b->nr) {
+		b->nr = nr;
+		b->next_switch = 0;   /* guest switches count from now */
+		update_thread(b);
+	}
 	memset(&tmp, 0, sizeof(tmp));
 	if (intelpt_convert_event(&b->p, pe, &tmp) < 0)
 		return;

@@ -190,6 +190,24 @@ int32_t machines_guest_space(const struct machines *ms, int guest_code,
 	return machines_space(ms, host_pid, ms->sw[i - 1].pid);
 }
 
+int machines_guest_thread(const struct machines *ms, int32_t host_pid,
+			  int32_t host_tid, uint64_t t, int32_t *pid,
+			  int32_t *tid)
+{
+	int32_t vcpu;
+	size_t i, first;
+
+	if (!ms || machine_index(ms, host_pid) < 0 ||
+	    (vcpu = vcpu_of(ms, host_pid, host_tid)) < 0)
+		return -1;
+	i = after(ms, host_pid, vcpu, t, &first);
+	if (i == first)
+		return -1;
+	*pid = ms->sw[i - 1].pid;
+	*tid = ms->sw[i - 1].tid;
+	return 0;
+}
+
 uint64_t machines_next_switch(const struct machines *ms, int32_t host_pid,
 			      int32_t host_tid, uint64_t t)
 {

@@ -60,6 +60,13 @@ void machines_finish(struct machines *ms);
 int32_t machines_guest_space(const struct machines *ms, int guest_code,
 			     int32_t host_pid, int32_t host_tid, uint64_t t);
 
+/* The guest thread host_pid/host_tid runs in VMX non-root operation at
+ * time t (what perf names guest samples by): 0 and pid/tid, or -1 when
+ * no guest switch says (pid/tid unchanged). */
+int machines_guest_thread(const struct machines *ms, int32_t host_pid,
+			  int32_t host_tid, uint64_t t, int32_t *pid,
+			  int32_t *tid);
+
 /* Time of the first guest switch after t on the vcpu host_tid runs,
  * UINT64_MAX if none: the answer above holds until then. */
 uint64_t machines_next_switch(const struct machines *ms, int32_t host_pid,

@@ -9,7 +9,10 @@
 #                  the host's hypervisor process maps no code, so only
 #                  the guest's images can decode it.  perf script, and
 #                  ptdecode's two decoders at -j1 and -j2, must list
-#                  exactly expected.insn.  Then the guest sideband is
+#                  exactly expected.insn, and ptdecode --branches
+#                  perf's branches, thread by guest thread (perf names
+#                  guest samples by the guest's pid/tid, and so does
+#                  ptdecode in guest code).  Then the guest sideband is
 #                  damaged (an ID_INDEX naming another id; an ID_INDEX
 #                  without machine fields): nothing decodes, and ptdecode
 #                  counts the guest records it could not use (counted
@@ -82,6 +85,9 @@ if [ "$mode" = code ]; then
 		"no guest sideband names it as a machine"
 	exit $rc
 fi
+
+# --branches (per guest thread, as perf names guest samples) against perf
+python3 "$here/../cli/check_branches.py" "$ptdecode" "$out" || rc=1
 
 for damage in unknown-id plain; do
 	bad="$out.$damage.data"

@@ -33,6 +33,8 @@ struct walk {
 				   * the address space code is read in, the
 				   * guest's with nr (PIP.NR=1) */
 	int32_t tid;
+	int32_t ev_pid, ev_tid;   /* the thread events name: the host's, or
+				   * with nr the guest thread it runs */
 	int nr;
 	uint64_t next_switch;
 	uint32_t ctx;             /* index of the current fctx */
@@ -105,8 +107,8 @@ static struct ptd_event *event(struct walk *k, int kind, uint64_t ip)
 	ev->kind = (uint16_t)kind;
 	ev->ip = ip;
 	ev->cpu = k->fq->q.cpu;
-	ev->pid = k->host_pid;
-	ev->tid = k->tid;
+	ev->pid = k->ev_pid;
+	ev->tid = k->ev_tid;
 	if (k->at.time != IMGSTORE_TIME_UNKNOWN) {
 		ev->time = k->at.time;
 		ev->tsc = k->tsc;
@@ -125,16 +127,28 @@ static void set_time(struct walk *k, uint64_t tsc)
 }
 
 /* The address space code is read in: the host thread's, or with PIP.NR
- * the guest's (which may change with the time). */
+ * the guest's (which may change with the time); and the thread events
+ * name: the host's, or the guest thread (as perf names guest samples). */
 static void update_space(struct walk *k)
 {
 	int32_t space = intelpt_space(&k->fb->p, k->host_pid, k->tid,
 				      k->at.time, k->nr);
+	int32_t pid = k->host_pid, tid = k->tid;
 
 	if (space != k->at.pid) {
 		k->at.pid = space;
 		k->ctx_dirty = 1;
 		++*k->at.epoch;
+	}
+	if (k->nr)
+		machines_guest_thread(k->fb->p.machines, k->host_pid, k->tid,
+				      k->at.time, &pid, &tid);
+	if (pid != k->ev_pid || tid != k->ev_tid) {
+		k->ev_pid = pid;
+		k->ev_tid = tid;
+		k->ctx_dirty = 1;
+		++*k->at.epoch;
+		event(k, PTD_EV_SWITCH, 0);
 	}
 }
 
@@ -152,9 +166,6 @@ static void update_context(struct walk *k)
 	    (pid != k->host_pid || tid != k->tid)) {
 		k->host_pid = pid;
 		k->tid = tid;
-		k->ctx_dirty = 1;
-		++*k->at.epoch;
-		event(k, PTD_EV_SWITCH, 0);
 	}
 	update_space(k);
 	k->next_switch = sideband_next_switch(k->fb->sb, k->fq->q.cpu, k->at.time);
@@ -473,8 +484,8 @@ static int new_ctx(struct walk *k)
 
 	if (util_grow((void **)&s->ctxs, &s->ccap, s->nctx + 1, sizeof(*s->ctxs)))
 		return WALK_FAIL;
-	s->ctxs[s->nctx].pid = k->host_pid;
-	s->ctxs[s->nctx].tid = k->tid;
+	s->ctxs[s->nctx].pid = k->ev_pid;
+	s->ctxs[s->nctx].tid = k->ev_tid;
 	s->ctxs[s->nctx].time = k->at.time == IMGSTORE_TIME_UNKNOWN ? 0 : k->at.time;
 	k->ctx = (uint32_t)s->nctx++;
 	k->ctx_dirty = 0;
@@ -1001,8 +1012,8 @@ static void walk_init(struct walk *k, struct worker *w, const struct fqueue *fq,
 	k->at.mode = PTD_MODE_64;
 	k->at.time = IMGSTORE_TIME_UNKNOWN;
 	k->at.pid = fq->q.pid;
-	k->host_pid = fq->q.pid;
-	k->tid = fq->q.tid;
+	k->host_pid = k->ev_pid = fq->q.pid;
+	k->tid = k->ev_tid = fq->q.tid;
 	k->ctx_dirty = 1;
 	k->at.epoch = &w->epoch;
 	++w->epoch;
