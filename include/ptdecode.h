@@ -128,6 +128,11 @@ enum ptd_open_flags {
 	 * The error event then has PTD_EVF_RESYNCED and that packet's trace
 	 * offset in addr.  Without errors the flow is the same. */
 	PTD_OPEN_RESYNC_ON_ERROR = 1u << 3,
+	/* Intel PT: guest code (VMX non-root, PIP.NR=1) of a virtual machine
+	 * the perf.data has no guest sideband for is read from the host
+	 * process that ran it (perf script's --guest-code: the guest's code
+	 * is the hypervisor process's memory, as in KVM's selftests). */
+	PTD_OPEN_GUEST_CODE = 1u << 7,
 };
 
 /* Which Intel PT flow decoder to use. */

@@ -61,7 +61,15 @@ static int add_attrs(struct perfwrite *pw, const struct ptcap_opts *o)
 		    PD_ATTR_FLAG_MMAP2 | PD_ATTR_FLAG_COMM_EXEC |
 		    PD_ATTR_FLAG_CONTEXT_SWITCH | o->sideband_flags);
 	id = PTCAP_DUMMY_ID;
-	return perfwrite_add_attr(pw, attr, &id, 1, o->kernel ? "dummy:k" : "dummy:u");
+	rc = perfwrite_add_attr(pw, attr, &id, 1, o->kernel ? "dummy:k" : "dummy:u");
+	if (rc || !o->guest)
+		return rc;
+	attr_common(attr, o, PD_TYPE_SOFTWARE, PD_COUNT_SW_DUMMY,
+		    PD_ATTR_FLAG_MMAP | PD_ATTR_FLAG_COMM | PD_ATTR_FLAG_TASK |
+		    PD_ATTR_FLAG_MMAP2 | PD_ATTR_FLAG_COMM_EXEC |
+		    PD_ATTR_FLAG_CONTEXT_SWITCH | PD_ATTR_FLAG_EXCLUDE_HOST);
+	id = PTCAP_GUEST_ID;
+	return perfwrite_add_attr(pw, attr, &id, 1, "dummy:u");
 }
 
 static int add_auxtrace_info(struct perfwrite *pw, const struct ptcap_opts *o)

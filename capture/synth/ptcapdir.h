@@ -18,6 +18,7 @@
 #define PTCAP_PMU_TYPE 8            /* the intel_pt PMU type number claimed */
 #define PTCAP_PT_ID 1000            /* sample id of the intel_pt attr */
 #define PTCAP_DUMMY_ID 1001         /* sample id of the sideband attr */
+#define PTCAP_GUEST_ID 1002         /* sample id of a guest's sideband attr */
 #define PTCAP_CPUID "GenuineIntel,6,158,10"   /* no errata perf applies */
 #define PTCAP_TIME_SHIFT 10
 #define PTCAP_TIME_MULT 1000
@@ -37,6 +38,9 @@ struct ptcap_opts {
 	int have_sched_switch;      /* AUXTRACE_INFO: INTELPT_SCHED_SWITCH_* */
 	const char *filter;         /* AUXTRACE_INFO: perf's IP filter string
 				     * (the kernel's syntax), or NULL */
+	int guest;                  /* a third attr: a guest's sideband
+				     * (exclude_host), id PTCAP_GUEST_ID, as
+				     * perf inject --guest-data adds it */
 };
 
 /* The default clock, for ptsynth record and benchgen. */

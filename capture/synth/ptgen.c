@@ -261,7 +261,26 @@ static int cut(struct ptgen *g)
 	return 0;
 }
 
-/* PSB+: PSB, TSC, CBR, [MODE.Exec, FUP(ip) while tracing], PSBEND.  The
+/* PIP (NR=1) and VMCS: the state of a PSB+ in VMX non-root operation. */
+static int emit_guest_state(struct ptgen *g)
+{
+	struct pt_packet p;
+	int r;
+
+	memset(&p, 0, sizeof(p));
+	p.type = ppt_pip;
+	p.payload.pip.cr3 = PTGEN_GUEST_CR3;
+	p.payload.pip.nr = 1;
+	if ((r = emit(g, &p)))
+		return r;
+	memset(&p, 0, sizeof(p));
+	p.type = ppt_vmcs;
+	p.payload.vmcs.base = PTGEN_GUEST_VMCS;
+	return emit(g, &p);
+}
+
+/* PSB+: PSB, TSC, CBR, [PIP, VMCS in a guest], [MODE.Exec, FUP(ip) while
+ * tracing], PSBEND.  The
  * IP compression and the return stack start over. */
 static int psb_emit(struct ptgen *g, uint64_t ip)
 {
@@ -281,6 +300,8 @@ static int psb_emit(struct ptgen *g, uint64_t ip)
 	p.type = ppt_cbr;
 	p.payload.cbr.ratio = g->o.cbr;
 	if ((r = emit(g, &p)))
+		return r;
+	if (g->o.guest && (r = emit_guest_state(g)))
 		return r;
 	if (g->enabled) {
 		if ((r = emit_mode_exec(g)) || (r = emit_ip(g, ppt_fup, ip, 0)))

@@ -61,7 +61,15 @@ struct ptgen_opts {
 	 * since the previous CYC goes in front of each CYC-eligible packet
 	 * outside PSB+.  One core cycle is one TSC tick (CBR = nominal). */
 	int cyc;
+	/* The traced code runs in a virtual machine (VMX non-root): every
+	 * PSB+ carries PIP with NR=1 and the VMCS packet, as hardware emits
+	 * them in non-root operation. */
+	int guest;
 };
+
+/* The guest's CR3 and VMCS pointer that PIP and VMCS packets name. */
+#define PTGEN_GUEST_CR3 0x1f4e000ull
+#define PTGEN_GUEST_VMCS 0x7d3a1000ull
 
 /* Receives each finished piece: starts with a PSB (except possibly the
  * very first), tsc_first = TSC at the start of the piece. */

@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "guestsb.h"
 #include "jitconv.h"
 #include "perfwrite.h"
 #include "ptdecode.h"
@@ -68,6 +69,7 @@ struct opts {
 	uint64_t quantum;    /* instructions per thread time slice */
 	int archive;         /* 1: the program's own ELF files, 2: all */
 	const char *filter;  /* --addr-filter: AUXTRACE_INFO's filter string */
+	int guest;           /* 1 --guest, 2 --guest-code (guestsb.h) */
 	char **cmd;
 };
 
@@ -143,6 +145,12 @@ static struct perfwrite_sid sid_for(struct synth *s, uint32_t tid, uint64_t id)
 	sid.time = perf_time(ptgen_tsc(s->gen));
 	sid.id = id;
 	sid.cpu = 0;
+	if (s->o.guest == 1 && id == DUMMY_ID) {
+		sid.id = PTCAP_GUEST_ID;   /* the program's sideband is the guest's */
+	} else if (s->o.guest == 1) {
+		sid.pid = GUESTSB_HV_PID;  /* the trace is the host's vcpu thread's */
+		sid.tid = GUESTSB_HV_TID;
+	}
 	return sid;
 }
 
@@ -1150,6 +1158,13 @@ static const char usage_text[] =
 	"                   by build id: without them the capture decodes\n"
 	"                   with symbols only where the same files exist\n"
 	"  --archive-all    copy the system's ELF files (libc, ld.so) too\n"
+	"  --guest          the program ran in a virtual machine: PIP.NR=1 and\n"
+	"                   VMCS in the trace, the host sideband a hypervisor\n"
+	"                   process, the program's sideband the guest's (as\n"
+	"                   perf inject --guest-data writes it)\n"
+	"  --guest-code     PIP.NR=1 and VMCS, no guest sideband: the guest's\n"
+	"                   code is the traced process's memory (perf script\n"
+	"                   --guest-code, ptdecode --guest-code)\n"
 	"  --addr-filter S  write S as the IP filter string of AUXTRACE_INFO,\n"
 	"                   as perf record --filter does (kernel syntax:\n"
 	"                   \"filter 0xOFF/0xSIZE@FILE\"); the trace itself\n"
@@ -1174,7 +1189,9 @@ static void write_features(struct synth *s, int argc, char **argv)
 	for (size_t k = 0; k < s->nmaps; k++)
 		if (s->maps[k].bid_len && (s->maps[k].path[0] == '/' ||
 					   !strcmp(s->maps[k].path, "[vdso]")))
-			perfwrite_feat_build_id(s->pw, -1, PD_MISC_USER, s->maps[k].bid,
+			perfwrite_feat_build_id(s->pw, s->o.guest == 1 ? GUESTSB_HV_PID : -1,
+						s->o.guest == 1 ? PD_MISC_GUEST_USER : PD_MISC_USER,
+						s->maps[k].bid,
 						s->maps[k].bid_len, s->maps[k].path);
 }
 
@@ -1201,6 +1218,8 @@ static void set_opt(void *ctx, int c, const char *arg)
 	case 'N': o->archive = 0; break;
 	case 'Z': o->archive = 2; break;
 	case 'F': o->filter = arg; break;
+	case 'G': o->guest = 1; break;
+	case 'V': o->guest = 2; break;
 	}
 }
 
@@ -1224,6 +1243,8 @@ static void parse_opts(struct synth *s, struct sched *sc, int argc, char **argv)
 		{ "no-archive", no_argument, NULL, 'N' },
 		{ "archive-all", no_argument, NULL, 'Z' },
 		{ "addr-filter", required_argument, NULL, 'F' },
+		{ "guest", no_argument, NULL, 'G' },
+		{ "guest-code", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct opts *o = &s->o;
@@ -1299,7 +1320,7 @@ static void open_trace(struct synth *s)
 	struct ptcap_opts po = { .tsc = s->o.tsc, .retcomp = s->o.retcomp,
 				 .mtc = s->o.mtc, .mtc_period = s->o.mtc_period,
 				 .cyc = s->o.cyc, .filter = s->o.filter,
-				 PTCAP_DEFAULTS };
+				 .guest = s->o.guest == 1, PTCAP_DEFAULTS };
 	struct ptgen_opts go = { 0 };
 	char path[4096];
 
@@ -1316,6 +1337,7 @@ static void open_trace(struct synth *s)
 	go.ctc_n = 2;          /* AUXTRACE_INFO tsc_ctc_ratio_n/d below */
 	go.ctc_d = 1;
 	go.cyc = s->o.cyc;
+	go.guest = s->o.guest != 0;
 	go.cycles_per_insn = s->o.cpi;
 	go.tsc0 = 0x10000000ull;
 	go.cbr = 32;
@@ -1333,13 +1355,15 @@ static void start_thread(struct synth *s, struct sched *sc)
 	struct tinfo *t;
 
 	snprintf(cbuf, sizeof(cbuf), "%s", comm ? comm + 1 : s->o.cmd[0]);
+	if (s->o.guest == 1)
+		check(s, guestsb_begin(s->pw, perf_time(ptgen_tsc(s->gen))),
+		      "hypervisor sideband");
 	emit_fork(s, NULL, s->pid);
 	sid = sid_for(s, (uint32_t)s->pid, DUMMY_ID);
 	check(s, perfwrite_comm(s->pw, &sid, (uint32_t)s->pid, (uint32_t)s->pid, cbuf, 1), "COMM");
 	scan_maps(s);
 	sid = sid_for(s, (uint32_t)s->pid, PT_ID);
-	check(s, perfwrite_itrace_start(s->pw, &sid, (uint32_t)s->pid, (uint32_t)s->pid),
-	      "ITRACE_START");
+	check(s, perfwrite_itrace_start(s->pw, &sid, sid.pid, sid.tid), "ITRACE_START");
 	sid = sid_for(s, (uint32_t)s->pid, DUMMY_ID);
 	check(s, perfwrite_switch_cpu_wide(s->pw, &sid, 0, 0, 0, 0), "SWITCH");
 	ptgen_advance(s->gen, KERNEL_CYCLES);
@@ -1369,6 +1393,10 @@ static void write_info(struct synth *s, const struct sched *sc, const struct ptg
 	fprintf(f, "psb_period=%u\nretcomp=%d\nlong_tnt=%d\ntsc=%d\ncycles_per_insn=%u\n",
 		s->o.psb_period, s->o.retcomp, s->o.long_tnt, s->o.tsc, s->o.cpi);
 	fprintf(f, "mtc=%d\nmtc_period=%u\ncyc=%d\n", s->o.mtc, s->o.mtc_period, s->o.cyc);
+	if (s->o.guest)
+		fprintf(f, "guest=%s\nguest_machine_pid=%d\nguest_vcpu_tid=%d\n",
+			s->o.guest == 1 ? "sideband" : "code", GUESTSB_HV_PID,
+			GUESTSB_HV_TID);
 	fprintf(f, "interrupts=%g\nseed=%u\nquantum=%llu\naslr=%d\n", s->o.interrupts,
 		s->o.seed, (unsigned long long)sc->quantum, s->o.aslr);
 	fprintf(f, "time_shift=%d\ntime_mult=%d\ntime_zero=%llu\n", TIME_SHIFT,

@@ -108,6 +108,8 @@ static int new_ipt_backend(const struct ptd_open_opts *o, struct input *in,
 	struct intelpt_params pr = *p;
 
 	pr.resync_on_error = !!(o->flags & PTD_OPEN_RESYNC_ON_ERROR);
+	pr.machines = in->machines;
+	pr.guest_code = !!(o->flags & PTD_OPEN_GUEST_CODE);
 	warn_undecodable(in, p, q, n);
 	if (o->decoder == PTD_DECODER_LIBIPT)
 		return intelpt_new(&pr, q, n, in->st, sb, out, err, errlen);

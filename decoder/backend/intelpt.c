@@ -4,6 +4,7 @@
 #include "intelpt_resync.h"
 #include "imgstore.h"
 #include "intel_pt_info.h"
+#include "machines.h"
 #include "sideband.h"
 #include "util.h"
 
@@ -32,7 +33,10 @@ struct ipt_backend {
 	uint64_t last_sync;           /* offset of the last sync, to see progress */
 
 	/* decode context, read by the memory callback */
-	int32_t pid, tid;
+	int32_t pid, tid;             /* the host thread on the queue's CPU */
+	int32_t epid, etid;           /* the thread events name: the host's, or
+				       * with nr the guest thread it runs */
+	int nr;                       /* PIP.NR: VMX non-root, guest code */
 	uint64_t time;                /* perf ns, IMGSTORE_TIME_UNKNOWN if none */
 	uint64_t tsc;
 	uint64_t next_switch;         /* re-ask the sideband at this time */
@@ -186,9 +190,12 @@ static int read_mem(uint8_t *buf, size_t size, const struct pt_asid *asid,
 	struct imgstore_hit hit;
 	int n;
 
+	int32_t space = b->nr ? intelpt_space(&b->p, b->pid, b->tid, b->time, 1)
+			      : b->pid;
+
 	(void)asid;
 	memset(&hit, 0, sizeof(hit));
-	n = imgstore_read(b->st, b->pid, ip, b->time, buf, size, &hit);
+	n = imgstore_read(b->st, space, ip, b->time, buf, size, &hit);
 	if (n > 0) {
 		b->last_image = (uint32_t)hit.version_id;
 		return n;
@@ -197,8 +204,30 @@ static int read_mem(uint8_t *buf, size_t size, const struct pt_asid *asid,
 	b->mem_rc = n;
 	b->mem_hit = hit;
 	b->mem_fail_ip = ip;
-	snprintf(b->mem_err, sizeof(b->mem_err), "%s", imgstore_last_error(b->st));
+	if (b->nr) {
+		char why[320];
+
+		machines_explain(b->p.machines, b->p.guest_code, b->pid, b->tid,
+				 b->time, why, sizeof(why));
+		if (space == IMGSTORE_NO_SPACE)
+			snprintf(b->mem_err, sizeof(b->mem_err), "%s", why);
+		else
+			snprintf(b->mem_err, sizeof(b->mem_err), "%s (%s)",
+				 imgstore_last_error(b->st), why);
+	} else {
+		snprintf(b->mem_err, sizeof(b->mem_err), "%s",
+			 imgstore_last_error(b->st));
+	}
 	return -pte_nomap;
+}
+
+int32_t intelpt_space(const struct intelpt_params *p, int32_t host_pid,
+		      int32_t host_tid, uint64_t t, int nr)
+{
+	if (!nr)
+		return host_pid;
+	return machines_guest_space(p->machines, p->guest_code, host_pid,
+				    host_tid, t);
 }
 
 /* The decoder's position in the queue's bytes (inside a splice: where
@@ -228,8 +257,8 @@ static struct ptd_event *push(struct ipt_backend *b, int kind)
 	ev->kind = (uint16_t)kind;
 	ev->queue = (uint32_t)b->qi;
 	ev->cpu = b->queues[b->qi].cpu;
-	ev->pid = b->pid;
-	ev->tid = b->tid;
+	ev->pid = b->epid;
+	ev->tid = b->etid;
 	if (b->time != IMGSTORE_TIME_UNKNOWN) {
 		ev->time = b->time;
 		ev->flags |= PTD_EVF_TIME_VALID;
@@ -251,6 +280,27 @@ static char *msgbuf(struct ipt_backend *b, struct ptd_event *ev)
 	return m;
 }
 
+/* The thread events name changes: the host's, or in guest code the
+ * guest thread its vcpu runs (as perf names guest samples). */
+static void update_thread(struct ipt_backend *b)
+{
+	int32_t pid = b->pid, tid = b->tid;
+	struct ptd_event *ev;
+
+	if (b->nr)
+		machines_guest_thread(b->p.machines, b->pid, b->tid, b->time,
+				      &pid, &tid);
+	if (pid == b->epid && tid == b->etid)
+		return;
+	b->epid = pid;
+	b->etid = tid;
+	ev = push(b, PTD_EV_SWITCH);
+	if (ev) {
+		ev->pid = pid;
+		ev->tid = tid;
+	}
+}
+
 /* Follows the sideband: which thread runs now on this queue's CPU. */
 static void update_context(struct ipt_backend *b)
 {
@@ -263,19 +313,18 @@ static void update_context(struct ipt_backend *b)
 	if (b->time < b->next_switch && b->next_switch != 0)
 		return;
 	t = b->time;
-	if (sideband_task_at(b->sb, q->cpu, t, &pid, &tid) == 0 &&
-	    (pid != b->pid || tid != b->tid)) {
-		struct ptd_event *ev;
-
+	if (sideband_task_at(b->sb, q->cpu, t, &pid, &tid) == 0) {
 		b->pid = pid;
 		b->tid = tid;
-		ev = push(b, PTD_EV_SWITCH);
-		if (ev) {
-			ev->pid = pid;
-			ev->tid = tid;
-		}
 	}
+	update_thread(b);
 	b->next_switch = sideband_next_switch(b->sb, q->cpu, t);
+	if (b->nr) {
+		uint64_t g = machines_next_switch(b->p.machines, b->pid, b->tid, t);
+
+		if (g < b->next_switch)
+			b->next_switch = g;
+	}
 }
 
 static void update_time(struct ipt_backend *b)
@@ -359,8 +408,9 @@ static int start_queue(struct ipt_backend *b)
 	if (rc < 0)
 		return PTD_ERR_DECODE;
 	b->state = Q_SYNC;
-	b->pid = q->pid;
-	b->tid = q->tid;
+	b->pid = b->epid = q->pid;
+	b->tid = b->etid = q->tid;
+	b->nr = 0;
 	b->time = IMGSTORE_TIME_UNKNOWN;
 	b->tsc = 0;
 	b->next_switch = 0;
@@ -663,7 +713,17 @@ int intelpt_convert_event(const struct intelpt_params *p,
 static void convert_event(struct ipt_backend *b, const struct pt_event *pe)
 {
 	struct ptd_event tmp, *ev;
+	int nr = b->nr;
 
+	if (pe->type == ptev_paging)
+		nr = pe->variant.paging.non_root;
+	else if (pe->type == ptev_async_paging)
+		nr = pe->variant.async_paging.non_root;
+	if (nr != b->nr) {
+		b->nr = nr;
+		b->next_switch = 0;   /* guest switches count from now */
+		update_thread(b);
+	}
 	memset(&tmp, 0, sizeof(tmp));
 	if (intelpt_convert_event(&b->p, pe, &tmp) < 0)
 		return;

@@ -16,6 +16,7 @@
 #include "backend.h"
 
 struct imgstore;
+struct machines;
 struct sideband;
 
 /* Instructions decoded without consuming any trace (only unconditional
@@ -41,7 +42,17 @@ struct intelpt_params {
 	/* after an error, decode on from the next IP packet rather than the
 	 * next PSB (intelpt_resync.h) */
 	int resync_on_error;
+	/* code in VMX non-root operation (PIP.NR=1) is the guest's: its
+	 * machines (NULL: none), and perf's --guest-code (the guest's code
+	 * is the hypervisor process's memory) where no machine is known */
+	const struct machines *machines;
+	int guest_code;
 };
+
+/* The image store address space code runs in: host_pid's, or with nr
+ * (VMX non-root) the guest's (timeline/machines.h). */
+int32_t intelpt_space(const struct intelpt_params *p, int32_t host_pid,
+		      int32_t host_tid, uint64_t t, int nr);
 
 /* A piece of a queue's byte stream (one AUXTRACE payload) at `offset`. */
 struct intelpt_piece {

@@ -188,6 +188,9 @@ enum {
 #define PD_MISC_CPUMODE_MASK 7
 #define PD_MISC_KERNEL 1
 #define PD_MISC_USER 2
+#define PD_MISC_HYPERVISOR 3
+#define PD_MISC_GUEST_KERNEL 4               /* guest sideband (perf inject */
+#define PD_MISC_GUEST_USER 5                 /* --guest-data) */
 #define PD_MISC_COMM_EXEC (1 << 13)          /* COMM */
 #define PD_MISC_SWITCH_OUT (1 << 13)         /* SWITCH, SWITCH_CPU_WIDE */
 #define PD_MISC_SWITCH_OUT_PREEMPT (1 << 14) /* SWITCH, SWITCH_CPU_WIDE */

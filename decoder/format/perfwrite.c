@@ -44,7 +44,14 @@ struct perfwrite {
 	uint64_t *aux_index;     /* pairs: file offset, record header size */
 	size_t naux, aux_cap;
 	struct pw_buf rec;       /* scratch for building records */
+	uint64_t guest_id;       /* records of this sample id are guest
+				  * sideband (perfwrite_set_guest_id) */
 };
+
+void perfwrite_set_guest_id(struct perfwrite *w, uint64_t id)
+{
+	w->guest_id = id;
+}
 
 static int pw_fail(struct perfwrite *w, int code, const char *what)
 {
@@ -236,6 +243,16 @@ static int pw_end(struct perfwrite *w, const struct perfwrite_sid *sid)
 	uint16_t size;
 	int r = 0;
 
+	if (sid && w->guest_id && sid->id == w->guest_id) {
+		/* perf inject --guest-data's rule: user -> guest user, all
+		 * else -> guest kernel */
+		uint16_t misc = util_le16(w->rec.p + 4);
+		uint16_t mode = (misc & PD_MISC_USER) ? PD_MISC_GUEST_USER
+						       : PD_MISC_GUEST_KERNEL;
+
+		misc = (uint16_t)((misc & ~PD_MISC_CPUMODE_MASK) | mode);
+		memcpy(w->rec.p + 4, &misc, 2);
+	}
 	if (sid)
 		r = pw_trailer(w, sid);
 	if (!r)

@@ -48,6 +48,12 @@ int perfwrite_open(struct perfwrite **out, const char *path,
 int perfwrite_add_attr(struct perfwrite *w, const void *attr,
 		       const uint64_t *ids, size_t nids, const char *name);
 
+/* Records written through the helpers with sample id `id` are guest
+ * sideband: their cpumode becomes PERF_RECORD_MISC_GUEST_USER (user) or
+ * _GUEST_KERNEL (anything else), as `perf inject --guest-data` rewrites
+ * a guest's records.  0: none (the default). */
+void perfwrite_set_guest_id(struct perfwrite *w, uint64_t id);
+
 /* Appends a complete record (header.size must equal len, a multiple of 8).
  * Returns the file offset of the record (>= 0) or a negative error. */
 int64_t perfwrite_record(struct perfwrite *w, const void *rec, size_t len);

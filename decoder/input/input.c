@@ -4,6 +4,7 @@
 #include "detect.h"
 #include "dyntext.h"
 #include "imgstore.h"
+#include "machines.h"
 #include "perf.h"
 #include "perfdata.h"
 #include "raw.h"
@@ -33,7 +34,8 @@ int input_new(struct input **out, const struct ptd_open_opts *opts,
 	in->sb = sideband_new();
 	in->sbsyms = symtab_new();
 	in->dt = dyntext_new();
-	if (!in->st || !in->sb || !in->sbsyms || !in->dt)
+	in->machines = machines_new();
+	if (!in->st || !in->sb || !in->sbsyms || !in->dt || !in->machines)
 		return PTD_ERR_NOMEM;
 	if (opts->flags & PTD_OPEN_NO_VERSIONING)
 		imgstore_set_no_versioning(in->st, 1);
@@ -57,6 +59,7 @@ void input_free(struct input *in)
 	textstore_close(in->ts);
 	imgstore_free(in->st);
 	sideband_free(in->sb);
+	machines_free(in->machines);
 	free(in->path);
 	free(in->perf_path);
 	free(in->dir);

@@ -26,6 +26,7 @@
 
 struct dyntext;
 struct imgstore;
+struct machines;
 struct perfdata;
 struct sideband;
 struct symtab;
@@ -108,6 +109,12 @@ struct input {
 	/* code, who ran where, and names */
 	struct imgstore *st;
 	struct sideband *sb;
+	struct machines *machines;      /* guest machines (input/guest.c) */
+	struct input_guest {            /* guest sideband that could not be used */
+		uint64_t no_machine;    /* records naming no known machine */
+		uint64_t not_applied;   /* guest KSYMBOL, TEXT_POKE, ... */
+		int id_index_plain;     /* an ID_INDEX without machine fields */
+	} guest;
 	struct textstore *ts;           /* a capture's text store, or NULL */
 	struct dyntext *dt;             /* BPF / JIT names, lines, jitdump code */
 	struct symtab *sbsyms;          /* names the sideband and captures give */

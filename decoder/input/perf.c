@@ -2,6 +2,7 @@
 #include "perf.h"
 #include "perf_abi.h"
 #include "buildid.h"
+#include "guest.h"
 #include "imgstore.h"
 #include "input.h"
 #include "jitdumps.h"
@@ -20,9 +21,10 @@
 /* mappings                                                            */
 
 /* Recorded build id for a file: from the MMAP2 record or the BUILD_ID
- * feature. */
+ * feature (a guest's entries for a guest's mapping, space < -1: the same
+ * path may be another file there). */
 static void recorded_build_id(struct input *in, const struct perfdata_mmap *m,
-			      char *out)
+			      int32_t space, char *out)
 {
 	const struct perfdata_info *info = perfdata_get_info(in->pd);
 
@@ -33,6 +35,7 @@ static void recorded_build_id(struct input *in, const struct perfdata_mmap *m,
 	}
 	for (size_t i = 0; info && i < info->nbuild_ids; i++)
 		if (info->build_ids[i].filename &&
+		    guest_is_misc(info->build_ids[i].misc) == (space < IMGSTORE_KERNEL) &&
 		    !strcmp(info->build_ids[i].filename, m->filename) &&
 		    info->build_ids[i].size && info->build_ids[i].size <= 20) {
 			buildid_hex(info->build_ids[i].id, info->build_ids[i].size, out);
@@ -50,7 +53,7 @@ static int add_unnamed_mapping(struct input *in, const struct perfdata_mmap *m,
 
 	if (!strncmp(m->filename, "[kernel.kallsyms]", 17) && in->opts->vmlinux)
 		return 0; /* added from the ELF at open */
-	recorded_build_id(in, m, bid);
+	recorded_build_id(in, m, pid, bid);
 	if (bid[0] && symtab_find_by_build_id(buildid_dirs(in), bid, 0, found,
 					      sizeof(found)) == 0) {
 		rc = imgstore_add_file(in->st, pid, m->addr, m->len, found, m->pgoff,
@@ -74,7 +77,7 @@ static int add_file_mapping(struct input *in, const struct perfdata_mmap *m,
 	char *file, bid[41], why[1024];
 	int rc;
 
-	recorded_build_id(in, m, bid);
+	recorded_build_id(in, m, pid, bid);
 	file = buildid_resolve_file(in, m->filename, bid, why, sizeof(why));
 	if (!file) {
 		rc = imgstore_add_missing(in->st, pid, m->addr, m->len, t,
@@ -126,17 +129,25 @@ static int add_mmap(struct input *in, const struct perfdata_record *r, uint64_t 
 	if (r->type == PD_RECORD_MMAP2 && !(m.prot & PROT_EXEC))
 		return 0;
 	pid = (int32_t)m.pid;
-	if (input_is_kernel_addr(m.addr) || pid == -1 ||
-	    (r->misc & PD_MISC_CPUMODE_MASK) == PD_MISC_KERNEL)
-		pid = IMGSTORE_KERNEL;
-	sideband_thread(in->sb, (int32_t)m.pid, (int32_t)m.tid);
+	if (guest_is_record(r)) {
+		pid = guest_mmap_space(in, r, &m);
+		if (pid == IMGSTORE_NO_SPACE)
+			return 0;
+	} else {
+		if (input_is_kernel_addr(m.addr) || pid == -1 ||
+		    (r->misc & PD_MISC_CPUMODE_MASK) == PD_MISC_KERNEL)
+			pid = IMGSTORE_KERNEL;
+		sideband_thread(in->sb, (int32_t)m.pid, (int32_t)m.tid);
+	}
 	/* A new mapping replaces whatever was mapped there before. */
 	imgstore_end(in->st, pid, m.addr, m.len, t);
 	if (m.filename[0] != '/')
-		return add_unnamed_mapping(in, &m, pid, t);
+		return pid < IMGSTORE_KERNEL ? guest_add_unnamed(in, &m, pid, t)
+					     : add_unnamed_mapping(in, &m, pid, t);
 	if (perf_abi_is_jitdump_name(m.filename))
 		return jitdumps_note(in, m.filename);
-	place_filters(in, &m);
+	if (!guest_is_record(r))
+		place_filters(in, &m);
 	return add_file_mapping(in, &m, pid, t);
 }
 
@@ -355,7 +366,13 @@ static int on_record(struct input *in, const struct perfdata_record *r,
 {
 	uint64_t t = r->sid.has_time ? r->sid.time : 0;
 
+	if (guest_is_record(r) && r->type != PD_RECORD_MMAP &&
+	    r->type != PD_RECORD_MMAP2 && r->type != PD_RECORD_LOST &&
+	    r->type != PD_RECORD_LOST_SAMPLES)
+		return not_added(guest_on_record(in, r, t), err, errlen);
 	switch (r->type) {
+	case PD_RECORD_ID_INDEX:
+		return guest_on_id_index(in, r, err, errlen);
 	case PD_RECORD_AUXTRACE_INFO:
 		return on_auxtrace_info(in, r, err, errlen);
 	case PD_RECORD_AUXTRACE:
@@ -420,7 +437,7 @@ int perf_read_sideband(struct input *in, char *err, size_t errlen)
 		input_warn(in, "%s", *w);
 	in->sink.stats->truncated = perfdata_truncated(in->pd);
 	sideband_finish(in->sb);
-	return 0;
+	return guest_finish(in);
 }
 
 /* ------------------------------------------------------------------ */

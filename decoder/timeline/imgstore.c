@@ -263,9 +263,9 @@ static int find(struct imgstore *st, int32_t pid, uint64_t addr, uint64_t t,
 	int nversions = 0;
 
 	for (int pass = 0; pass < 2; pass++) {
-		int32_t p = pass ? IMGSTORE_KERNEL : pid;
+		int32_t p = pass ? imgstore_kernel_of(pid) : pid;
 
-		if (pass && pid == IMGSTORE_KERNEL)
+		if (pass && pid == p)
 			break;
 		for (size_t i = 0; i < st->n; i++) {
 			struct img_version *v = &st->v[i];
@@ -296,7 +296,7 @@ static int find(struct imgstore *st, int32_t pid, uint64_t addr, uint64_t t,
 			struct img_version *v = &st->v[i];
 
 			if (v == best || !(contains(v, pid, addr) ||
-					   contains(v, IMGSTORE_KERNEL, addr)))
+					   contains(v, imgstore_kernel_of(pid), addr)))
 				continue;
 			if (v->file != best->file || v->bytes != best->bytes ||
 			    v->start - v->pgoff != best->start - best->pgoff) {
@@ -388,7 +388,7 @@ static int same_bytes_everywhere(struct imgstore *st, int32_t pid, uint64_t addr
 		const uint8_t *p;
 
 		if (v == best || !(contains(v, pid, addr) ||
-				   contains(v, IMGSTORE_KERNEL, addr)))
+				   contains(v, imgstore_kernel_of(pid), addr)))
 			continue;
 		p = version_bytes(st, v, &avail);
 		if (!p || addr - v->start + len > avail ||

@@ -11,7 +11,11 @@
  * apart, the lookup says so (IMGSTORE_AMBIGUOUS) instead of guessing.
  *
  * Address spaces: pid >= 0 for user processes; IMGSTORE_KERNEL (-1) for
- * kernel addresses, which every process sees.
+ * kernel addresses, which every process sees.  Guest machines (virtual
+ * machines traced from the host, timeline/machines.h) have address spaces
+ * of their own below -1: IMGSTORE_GUEST_SPACE(m, pid) for process pid of
+ * guest machine m, IMGSTORE_GUEST_SPACE(m, -1) for its kernel, which its
+ * processes see instead of the host's.
  */
 #ifndef PTD_IMGSTORE_H
 #define PTD_IMGSTORE_H
@@ -22,6 +26,25 @@
 #define IMGSTORE_KERNEL (-1)
 #define IMGSTORE_FOREVER UINT64_MAX
 #define IMGSTORE_TIME_UNKNOWN UINT64_MAX   /* lookup time when none known */
+
+/* Guest address spaces: 23 bits of pid + 1 (Linux pids are below 2^22)
+ * under each of up to IMGSTORE_GUEST_MACHINES machines. */
+#define IMGSTORE_GUEST_MACHINES 255
+#define IMGSTORE_GUEST_SPACE(m, pid) \
+	((int32_t)(-2 - ((int32_t)(m) << 23) - ((int32_t)(pid) + 1)))
+/* No address space at all: code that has none (guest code of a machine
+ * the sideband does not describe); every read fails. */
+#define IMGSTORE_NO_SPACE INT32_MIN
+
+/* The kernel address space pid's processes see: IMGSTORE_KERNEL for host
+ * processes, the machine's kernel for guest ones; pid itself for kernels
+ * and IMGSTORE_NO_SPACE. */
+static inline int32_t imgstore_kernel_of(int32_t pid)
+{
+	if (pid >= IMGSTORE_KERNEL || pid == IMGSTORE_NO_SPACE)
+		return pid >= 0 ? IMGSTORE_KERNEL : pid;
+	return IMGSTORE_GUEST_SPACE((-2 - pid) >> 23, -1);
+}
 
 /* Result codes of imgstore_read beyond byte counts. */
 #define IMGSTORE_NOT_MAPPED (-100)   /* no version covers the address */

@@ -9,6 +9,7 @@
  * must not change what is read).
  */
 #include "fuzz_common.h"
+#include "id_index.h"
 #include "perfdata.h"
 #include "ptdecode.h"
 
@@ -17,6 +18,21 @@ struct walk {
 	uint64_t last_offset, sum;
 	int end_rc;
 };
+
+/* ID_INDEX entries, with guest machine fields where present. */
+static void touch_id_index(const struct perfdata_record *r)
+{
+	struct id_index_entry e;
+	size_t n;
+	int ext;
+
+	if (id_index_count(r, &n, &ext))
+		return;
+	for (size_t i = 0; i < n; i++) {
+		id_index_get(r, i, &e);
+		fz_sink += e.id + e.machine_pid + e.vcpu + (uint64_t)ext;
+	}
+}
 
 static void parse_all(const struct perfdata_record *r)
 {
@@ -67,6 +83,8 @@ static void parse_all(const struct perfdata_record *r)
 		fz_touch(s.raw, s.raw_size);
 	if (perfdata_parse_time_conv(r, &tc) == 0)
 		fz_sink += tc.time_mult;
+	if (r->type == PD_RECORD_ID_INDEX)
+		touch_id_index(r);
 }
 
 static void walk(struct perfdata *pd, struct walk *w, int parse)

@@ -3,6 +3,7 @@
 #include "fastpt_internal.h"
 #include "fastpt_memo.h"
 #include "imgstore.h"
+#include "machines.h"
 #include "sideband.h"
 
 #include <intel-pt.h>
@@ -28,7 +29,13 @@ struct walk {
 	unsigned rs_top, rs_bottom;
 
 	uint64_t tsc;
+	int32_t host_pid;         /* the host thread's process: at.pid is
+				   * the address space code is read in, the
+				   * guest's with nr (PIP.NR=1) */
 	int32_t tid;
+	int32_t ev_pid, ev_tid;   /* the thread events name: the host's, or
+				   * with nr the guest thread it runs */
+	int nr;
 	uint64_t next_switch;
 	uint32_t ctx;             /* index of the current fctx */
 	int ctx_dirty;            /* time or thread changed since */
@@ -100,8 +107,8 @@ static struct ptd_event *event(struct walk *k, int kind, uint64_t ip)
 	ev->kind = (uint16_t)kind;
 	ev->ip = ip;
 	ev->cpu = k->fq->q.cpu;
-	ev->pid = k->at.pid;
-	ev->tid = k->tid;
+	ev->pid = k->ev_pid;
+	ev->tid = k->ev_tid;
 	if (k->at.time != IMGSTORE_TIME_UNKNOWN) {
 		ev->time = k->at.time;
 		ev->tsc = k->tsc;
@@ -119,24 +126,53 @@ static void set_time(struct walk *k, uint64_t tsc)
 	++*k->at.epoch;
 }
 
+/* The address space code is read in: the host thread's, or with PIP.NR
+ * the guest's (which may change with the time); and the thread events
+ * name: the host's, or the guest thread (as perf names guest samples). */
+static void update_space(struct walk *k)
+{
+	int32_t space = intelpt_space(&k->fb->p, k->host_pid, k->tid,
+				      k->at.time, k->nr);
+	int32_t pid = k->host_pid, tid = k->tid;
+
+	if (space != k->at.pid) {
+		k->at.pid = space;
+		k->ctx_dirty = 1;
+		++*k->at.epoch;
+	}
+	if (k->nr)
+		machines_guest_thread(k->fb->p.machines, k->host_pid, k->tid,
+				      k->at.time, &pid, &tid);
+	if (pid != k->ev_pid || tid != k->ev_tid) {
+		k->ev_pid = pid;
+		k->ev_tid = tid;
+		k->ctx_dirty = 1;
+		++*k->at.epoch;
+		event(k, PTD_EV_SWITCH, 0);
+	}
+}
+
 /* Follows the sideband like the reference path: who runs now. */
 static void update_context(struct walk *k)
 {
 	int32_t pid, tid;
+	uint64_t guest_next;
 
 	if (!k->fb->sb || k->fq->q.cpu < 0 || k->at.time == IMGSTORE_TIME_UNKNOWN)
 		return;
 	if (k->next_switch && k->at.time < k->next_switch)
 		return;
 	if (sideband_task_at(k->fb->sb, k->fq->q.cpu, k->at.time, &pid, &tid) == 0 &&
-	    (pid != k->at.pid || tid != k->tid)) {
-		k->at.pid = pid;
+	    (pid != k->host_pid || tid != k->tid)) {
+		k->host_pid = pid;
 		k->tid = tid;
-		k->ctx_dirty = 1;
-		++*k->at.epoch;
-		event(k, PTD_EV_SWITCH, 0);
 	}
+	update_space(k);
 	k->next_switch = sideband_next_switch(k->fb->sb, k->fq->q.cpu, k->at.time);
+	guest_next = k->nr ? machines_next_switch(k->fb->p.machines, k->host_pid,
+						  k->tid, k->at.time) : UINT64_MAX;
+	if (guest_next < k->next_switch)
+		k->next_switch = guest_next;
 }
 
 /* ------------------------------------------------------------------ */
@@ -448,8 +484,8 @@ static int new_ctx(struct walk *k)
 
 	if (util_grow((void **)&s->ctxs, &s->ccap, s->nctx + 1, sizeof(*s->ctxs)))
 		return WALK_FAIL;
-	s->ctxs[s->nctx].pid = k->at.pid;
-	s->ctxs[s->nctx].tid = k->tid;
+	s->ctxs[s->nctx].pid = k->ev_pid;
+	s->ctxs[s->nctx].tid = k->ev_tid;
 	s->ctxs[s->nctx].time = k->at.time == IMGSTORE_TIME_UNKNOWN ? 0 : k->at.time;
 	k->ctx = (uint32_t)s->nctx++;
 	k->ctx_dirty = 0;
@@ -950,8 +986,11 @@ static int walk_start(struct walk *k)
 		case ppt_tsc:
 			set_time(k, p.payload.tsc.tsc);
 			break;
+		case ppt_pip:
+			k->nr = p.payload.pip.nr;
+			break;
 		case ppt_pad: case ppt_tma: case ppt_mtc: case ppt_cyc:
-		case ppt_cbr: case ppt_pip: case ppt_vmcs: case ppt_mnt:
+		case ppt_cbr: case ppt_vmcs: case ppt_mnt:
 			break;
 		default:
 			return WALK_FAIL;
@@ -973,7 +1012,8 @@ static void walk_init(struct walk *k, struct worker *w, const struct fqueue *fq,
 	k->at.mode = PTD_MODE_64;
 	k->at.time = IMGSTORE_TIME_UNKNOWN;
 	k->at.pid = fq->q.pid;
-	k->tid = fq->q.tid;
+	k->host_pid = k->ev_pid = fq->q.pid;
+	k->tid = k->ev_tid = fq->q.tid;
 	k->ctx_dirty = 1;
 	k->at.epoch = &w->epoch;
 	++w->epoch;
@@ -998,6 +1038,7 @@ int walk_decode_segment(struct worker *w, const struct fqueue *fq,
 		return WALK_FAIL;
 	rc = walk_start(&k);
 	if (!rc) {
+		update_space(&k);
 		update_context(&k);
 		rc = walk_segment(&k);
 	}
