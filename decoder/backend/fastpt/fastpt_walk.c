@@ -2,6 +2,7 @@
 #include "fastpt_walk.h"
 #include "fastpt_internal.h"
 #include "fastpt_memo.h"
+#include "fastpt_time.h"
 #include "imgstore.h"
 #include "machines.h"
 #include "sideband.h"
@@ -28,7 +29,18 @@ struct walk {
 	uint64_t rs[RS_SIZE + 1];
 	unsigned rs_top, rs_bottom;
 
-	uint64_t tsc;
+	/* time as libipt's query decoder keeps it: the clock at the packet
+	 * read last (tm), and the flow's time (last_*: tm where the last
+	 * TNT, TIP or event packet was taken), which blocks, thread switches
+	 * and sideband lookups use; at.time stays the last TSC packet's, a
+	 * lower bound for block validity */
+	struct ftime tm;
+	struct ftime_cfg tcfg;
+	uint64_t last_tsc;
+	int last_valid;
+	uint64_t now;             /* last_tsc in perf time, or unknown */
+	int clock_carried;        /* tm holds the calibration from before
+				   * this segment (needed once CYC count) */
 	int32_t host_pid;         /* the host thread's process: at.pid is
 				   * the address space code is read in, the
 				   * guest's with nr (PIP.NR=1) */
@@ -42,6 +54,9 @@ struct walk {
 
 	struct pt_packet peek;    /* lookahead packet */
 	int have_peek;            /* 1 packet, 0 none read, -1 end/error */
+	int peek_event;           /* the packet is one libipt reports as an
+				   * event as soon as no TNT bit is pending
+				   * (taking the time there) */
 	uint32_t free_insns;      /* instructions since trace was last needed */
 
 	/* the packet decoder's position: cached, and after memo replays
@@ -109,18 +124,35 @@ static struct ptd_event *event(struct walk *k, int kind, uint64_t ip)
 	ev->cpu = k->fq->q.cpu;
 	ev->pid = k->ev_pid;
 	ev->tid = k->ev_tid;
-	if (k->at.time != IMGSTORE_TIME_UNKNOWN) {
-		ev->time = k->at.time;
-		ev->tsc = k->tsc;
-		ev->flags |= PTD_EVF_TIME_VALID;
+	if (k->last_valid) {
+		ev->tsc = k->last_tsc;
+		if (k->now != IMGSTORE_TIME_UNKNOWN) {
+			ev->time = k->now;
+			ev->flags |= PTD_EVF_TIME_VALID;
+		}
 	}
 	ev->offset = k->seg->start + pkt_offset(k);
 	return ev;
 }
 
+/* An event at a packet whose time libipt takes there (a FUP's). */
+static void event_time(struct walk *k, struct ptd_event *ev, int valid, uint64_t tsc)
+{
+	uint64_t t = valid ? intelpt_tsc_to_perf(&k->fb->p, tsc) : IMGSTORE_TIME_UNKNOWN;
+
+	if (!ev || !valid)
+		return;
+	ev->tsc = tsc;
+	ev->time = t == IMGSTORE_TIME_UNKNOWN ? 0 : t;
+	if (t != IMGSTORE_TIME_UNKNOWN)
+		ev->flags |= PTD_EVF_TIME_VALID;
+	else
+		ev->flags &= (uint16_t)~PTD_EVF_TIME_VALID;
+}
+
+/* A TSC packet: the bound blocks are checked against. */
 static void set_time(struct walk *k, uint64_t tsc)
 {
-	k->tsc = tsc;
 	k->at.time = intelpt_tsc_to_perf(&k->fb->p, tsc);
 	k->ctx_dirty = 1;
 	++*k->at.epoch;
@@ -132,7 +164,7 @@ static void set_time(struct walk *k, uint64_t tsc)
 static void update_space(struct walk *k)
 {
 	int32_t space = intelpt_space(&k->fb->p, k->host_pid, k->tid,
-				      k->at.time, k->nr);
+				      k->now, k->nr);
 	int32_t pid = k->host_pid, tid = k->tid;
 
 	if (space != k->at.pid) {
@@ -142,7 +174,7 @@ static void update_space(struct walk *k)
 	}
 	if (k->nr)
 		machines_guest_thread(k->fb->p.machines, k->host_pid, k->tid,
-				      k->at.time, &pid, &tid);
+				      k->now, &pid, &tid);
 	if (pid != k->ev_pid || tid != k->ev_tid) {
 		k->ev_pid = pid;
 		k->ev_tid = tid;
@@ -158,21 +190,166 @@ static void update_context(struct walk *k)
 	int32_t pid, tid;
 	uint64_t guest_next;
 
-	if (!k->fb->sb || k->fq->q.cpu < 0 || k->at.time == IMGSTORE_TIME_UNKNOWN)
+	if (!k->fb->sb || k->fq->q.cpu < 0 || k->now == IMGSTORE_TIME_UNKNOWN)
 		return;
-	if (k->next_switch && k->at.time < k->next_switch)
+	if (k->next_switch && k->now < k->next_switch)
 		return;
-	if (sideband_task_at(k->fb->sb, k->fq->q.cpu, k->at.time, &pid, &tid) == 0 &&
+	if (sideband_task_at(k->fb->sb, k->fq->q.cpu, k->now, &pid, &tid) == 0 &&
 	    (pid != k->host_pid || tid != k->tid)) {
 		k->host_pid = pid;
 		k->tid = tid;
 	}
 	update_space(k);
-	k->next_switch = sideband_next_switch(k->fb->sb, k->fq->q.cpu, k->at.time);
+	k->next_switch = sideband_next_switch(k->fb->sb, k->fq->q.cpu, k->now);
 	guest_next = k->nr ? machines_next_switch(k->fb->p.machines, k->host_pid,
-						  k->tid, k->at.time) : UINT64_MAX;
+						  k->tid, k->now) : UINT64_MAX;
 	if (guest_next < k->next_switch)
 		k->next_switch = guest_next;
+}
+
+/* ------------------------------------------------------------------ */
+/* The clock                                                           */
+
+/* libipt takes the clock's time as the flow's at each TNT, TIP and event
+ * packet: blocks from here on have that time.  Count-only output has no
+ * block times, only thread switches follow it. */
+static __attribute__((noinline)) void time_taken(struct walk *k, int valid, uint64_t tsc)
+{
+	k->last_tsc = tsc;
+	k->last_valid = valid;
+	k->now = k->last_valid ? intelpt_tsc_to_perf(&k->fb->p, k->last_tsc) :
+		 IMGSTORE_TIME_UNKNOWN;
+	if (!k->fb->count_only)
+		k->ctx_dirty = 1;
+	update_context(k);
+}
+
+static inline void take_time(struct walk *k)
+{
+	if (k->tm.tsc != k->last_tsc || k->tm.have_tsc != k->last_valid)
+		time_taken(k, k->tm.have_tsc, k->tm.tsc);
+}
+
+/* Runs a clock over the timing packets of a segment's first len bytes
+ * (from its PSB).  Returns 1 when the calibration it leaves does not
+ * depend on what came before the segment (an MTC after a CYC in it:
+ * then the cycles and CTC calibration starts from are the segment's),
+ * 0 when it may, -1 on a packet the walk leaves to libipt. */
+static int clock_run(const struct walk *k, struct ftime *t, const uint8_t *data,
+		     uint64_t len)
+{
+	struct pt_packet_decoder *d;
+	struct pt_config cfg;
+	struct pt_packet p;
+	int header = 0, cyc = 0, own = 0, rc = 0;
+
+	intelpt_config(&k->fb->p, &cfg, data, data + len);
+	d = pt_pkt_alloc_decoder(&cfg);
+	if (!d || pt_pkt_sync_set(d, 0) < 0) {
+		pt_pkt_free_decoder(d);
+		return -1;
+	}
+	while (rc >= 0 && pt_pkt_next(d, &p, sizeof(p)) >= 0) {
+		switch (p.type) {
+		case ppt_psb:
+			header = 1;
+			rc = ftime_psb(t, &k->tcfg);
+			break;
+		case ppt_psbend:
+			header = 0;
+			break;
+		case ppt_tsc:
+			rc = ftime_tsc(t, &k->tcfg, p.payload.tsc.tsc, header);
+			break;
+		case ppt_cbr:
+			rc = ftime_cbr(t, &k->tcfg, p.payload.cbr.ratio, header);
+			break;
+		case ppt_tma:
+			rc = ftime_tma(t, &k->tcfg, p.payload.tma.ctc, p.payload.tma.fc);
+			break;
+		case ppt_mtc:
+			own |= cyc;
+			rc = ftime_mtc(t, &k->tcfg, p.payload.mtc.ctc);
+			break;
+		case ppt_cyc:
+			cyc = 1;
+			rc = ftime_cyc(t, &k->tcfg, p.payload.cyc.value);
+			break;
+		case ppt_ovf:
+			rc = -1;
+			break;
+		default:
+			break;
+		}
+	}
+	pt_pkt_free_decoder(d);
+	return rc < 0 ? -1 : own;
+}
+
+/* The first CYC of a segment: from here the calibration matters, and
+ * libipt's comes from before the segment (the cycles counted since the
+ * last MTC of the previous one).  Runs the clock over the previous
+ * segment, then this one's packets up to the CYC at offset off.
+ * Returns 0, or WALK_FAIL when the calibration cannot be known from the
+ * previous segment alone (libipt decodes on). */
+static int clock_carry(struct walk *k, uint64_t off)
+{
+	size_t si = (size_t)(k->seg - k->fq->segs);
+	const struct segment *prev;
+	struct ftime t;
+
+	k->clock_carried = 1;
+	if (!si)
+		return 0;  /* libipt's clock starts at this PSB too */
+	prev = &k->fq->segs[si - 1];
+	ftime_init(&t);
+	if (clock_run(k, &t, prev->data, prev->end - prev->start) != 1 ||
+	    clock_run(k, &t, k->seg->data, off) < 0)
+		return -1;
+	k->tm = t;
+	return 0;
+}
+
+/* A timing packet p (header: in PSB+): fed to the clock.  Returns 0,
+ * 1 when p is none, WALK_FAIL when libipt must decide. */
+static int timing_packet(struct walk *k, const struct pt_packet *p, int header)
+{
+	int rc;
+
+	switch (p->type) {
+	case ppt_tsc:
+		rc = ftime_tsc(&k->tm, &k->tcfg, p->payload.tsc.tsc, header);
+		set_time(k, p->payload.tsc.tsc);
+		break;
+	case ppt_tma:
+		rc = ftime_tma(&k->tm, &k->tcfg, p->payload.tma.ctc, p->payload.tma.fc);
+		break;
+	case ppt_mtc:
+		rc = ftime_mtc(&k->tm, &k->tcfg, p->payload.mtc.ctc);
+		break;
+	case ppt_cyc:
+		if (!k->clock_carried) {
+			uint64_t off = pkt_offset(k) - (uint64_t)p->size;
+
+			k->off_valid = 0;
+			if (clock_carry(k, off) < 0)
+				return WALK_FAIL;
+		}
+		rc = ftime_cyc(&k->tm, &k->tcfg, p->payload.cyc.value);
+		break;
+	case ppt_cbr:
+		/* outside PSB+ a frequency change, and in libipt an event
+		 * that takes the time there */
+		if (!header)
+			return WALK_FAIL;
+		rc = ftime_cbr(&k->tm, &k->tcfg, p->payload.cbr.ratio, header);
+		break;
+	default:
+		return 1;
+	}
+	/* the memo replays bytes without their packets: no timing inside */
+	k->rec = 0;
+	return rc < 0 ? WALK_FAIL : 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -247,15 +424,15 @@ static __attribute__((noinline)) int fetch_packet(struct walk *k)
 			return WALK_FAIL;
 		switch (k->peek.type) {
 		case ppt_pad:
+		case ppt_mnt:
+			continue;
+		case ppt_tsc:
 		case ppt_tma:
 		case ppt_mtc:
 		case ppt_cyc:
 		case ppt_cbr:
-		case ppt_mnt:
-			continue;
-		case ppt_tsc:
-			set_time(k, k->peek.payload.tsc.tsc);
-			update_context(k);
+			if (timing_packet(k, &k->peek, 0))
+				return WALK_FAIL;
 			continue;
 		case ppt_mode:
 			if (k->peek.payload.mode.leaf == pt_mol_exec) {
@@ -278,6 +455,9 @@ static __attribute__((noinline)) int fetch_packet(struct walk *k)
 		case ppt_tip:
 		case ppt_tip_pge:
 			k->have_peek = 1;
+			k->peek_event = mode_change || (k->peek.type != ppt_tnt_8 &&
+							k->peek.type != ppt_tnt_64 &&
+							k->peek.type != ppt_tip);
 			return 1;
 		default:
 			/* pip, vmcs (see above), psb inside a segment, ovf,
@@ -296,9 +476,12 @@ static inline int peek_packet(struct walk *k)
 	return fetch_packet(k);
 }
 
-static void consume(struct walk *k)
+/* Takes the lookahead packet (TNT, TIP, an event's): the flow's time is
+ * the clock's there. */
+static inline void consume(struct walk *k)
 {
 	k->have_peek = 0;
+	take_time(k);
 }
 
 /* Next TNT bit when none is pending: reads the next TNT packet. */
@@ -361,19 +544,51 @@ static int wait_enable(struct walk *k)
 	return 0;
 }
 
+/* The next segment's PSB+ (its status events): libipt takes its time
+ * once the flow has no packet left before it. */
+static void next_psb_time(struct walk *k)
+{
+	size_t si = (size_t)(k->seg - k->fq->segs);
+
+	if (si + 1 < k->fq->nsegs && k->fq->segs[si + 1].has_tsc &&
+	    (!k->last_valid || k->last_tsc != k->fq->segs[si + 1].tsc))
+		time_taken(k, 1, k->fq->segs[si + 1].tsc);
+}
+
+/* After a TIP.PGD libipt has the next event (TIP.PGE, or the next PSB's)
+ * and its time before it reports the disable: a thread switch by then
+ * comes first.  Returns 0 or WALK_FAIL. */
+static int disable_lookahead(struct walk *k)
+{
+	int rc = peek_packet(k);
+
+	if (rc < 0)
+		return WALK_FAIL;
+	if (rc == 0)
+		next_psb_time(k);
+	else if (k->peek_event)
+		take_time(k);
+	return 0;
+}
+
 /* Tracing stops at a branch (TIP.PGD): the branch left the traced range
  * (IP filters, or a change to a CPL that is not traced). */
 static int branch_disable(struct walk *k)
 {
 	struct ptd_event *ev;
-	uint64_t to;
-	int ok;
+	uint64_t to, pgd_tsc;
+	int ok, pgd_valid;
 
 	to = decompress_ip(&k->last_ip, &k->peek.payload.ip, &ok);
 	consume(k);
 	if (ok < 0 || k->ntnt)
 		return WALK_FAIL;
+	pgd_valid = k->tm.have_tsc;
+	pgd_tsc = k->tm.tsc;
+	if (disable_lookahead(k))
+		return WALK_FAIL;
 	ev = event(k, PTD_EV_DISABLED, ok ? to : 0);
+	event_time(k, ev, pgd_valid, pgd_tsc);
 	if (ev && !ok)
 		ev->flags |= PTD_EVF_IP_SUPPRESSED;
 	return wait_enable(k);
@@ -486,7 +701,7 @@ static int new_ctx(struct walk *k)
 		return WALK_FAIL;
 	s->ctxs[s->nctx].pid = k->ev_pid;
 	s->ctxs[s->nctx].tid = k->ev_tid;
-	s->ctxs[s->nctx].time = k->at.time == IMGSTORE_TIME_UNKNOWN ? 0 : k->at.time;
+	s->ctxs[s->nctx].time = k->now == IMGSTORE_TIME_UNKNOWN ? 0 : k->now;
 	k->ctx = (uint32_t)s->nctx++;
 	k->ctx_dirty = 0;
 	return 0;
@@ -616,15 +831,21 @@ static int walk_to(struct walk *k, uint64_t at)
 static int async_event(struct walk *k)
 {
 	struct ptd_event *ev;
-	uint64_t at, to;
-	int ok, rc;
+	uint64_t at, to, fup_tsc = k->tm.tsc;
+	int ok, rc, fup_valid = k->tm.have_tsc;
 
+	/* libipt times the event at its FUP */
 	at = decompress_ip(&k->last_ip, &k->peek.payload.ip, &ok);
 	consume(k);
-	if (ok != 1 || walk_to(k, at))
+	if (ok != 1)
 		return WALK_FAIL;
+	/* libipt has the event once its TIP is read: from there on its
+	 * time is the flow's, also on the way to the FUP's IP */
 	rc = peek_packet(k);
 	if (rc <= 0)
+		return WALK_FAIL;
+	take_time(k);
+	if (walk_to(k, at))
 		return WALK_FAIL;
 	if (k->peek.type == ppt_tip) {
 		to = decompress_ip(&k->last_ip, &k->peek.payload.ip, &ok);
@@ -632,6 +853,7 @@ static int async_event(struct walk *k)
 		if (ok != 1)
 			return WALK_FAIL;
 		ev = event(k, PTD_EV_ASYNC, at);
+		event_time(k, ev, fup_valid, fup_tsc);
 		if (ev)
 			ev->addr = to;
 		k->at.ip = to;
@@ -641,9 +863,10 @@ static int async_event(struct walk *k)
 		return WALK_FAIL;
 	to = decompress_ip(&k->last_ip, &k->peek.payload.ip, &ok);
 	consume(k);
-	if (ok < 0)
+	if (ok < 0 || disable_lookahead(k))
 		return WALK_FAIL;
 	ev = event(k, PTD_EV_DISABLED, at);
+	event_time(k, ev, fup_valid, fup_tsc);
 	if (ev) {
 		ev->addr = ok ? to : 0;
 		if (!ok)
@@ -679,6 +902,9 @@ static int run_to_stop(struct walk *k, struct fblock **bp)
 	 * is used */
 	if (si + 1 >= k->fq->nsegs)
 		return WALK_DONE;
+	/* libipt reads on through the next PSB+ and takes the time there
+	 * before the flow reaches the PSB's IP */
+	next_psb_time(k);
 	/* tracing is off at the next PSB, yet on here with no packet saying
 	 * it stopped */
 	if (!seg_stop_ip(k, &stop_ip))
@@ -849,6 +1075,10 @@ static int walk_segment(struct walk *k)
 			rc = peek_packet(k);
 			if (rc < 0)
 				return WALK_FAIL;
+			/* no TNT bit pending and an event next: libipt takes
+			 * it now, and its time with it */
+			if (rc == 1 && k->peek_event)
+				take_time(k);
 			if (rc == 1 && k->peek.type == ppt_fup) {
 				rc = async_event(k);
 				if (rc)
@@ -961,11 +1191,18 @@ static int walk_start(struct walk *k)
 	if (pt_pkt_next(k->pkt, &p, sizeof(p)) < 0 || p.type != ppt_psb)
 		return WALK_FAIL;
 	k->last_ip = 0;
+	ftime_psb(&k->tm, &k->tcfg);
 	for (;;) {
 		if (pt_pkt_next(k->pkt, &p, sizeof(p)) < 0)
 			return WALK_FAIL;
 		switch (p.type) {
 		case ppt_psbend:
+			/* the previous segment's clock goes on without a TSC
+			 * here: libipt's time, which this one cannot know */
+			if (!k->tm.have_tsc && k->seg != k->fq->segs &&
+			    k->seg[-1].has_tsc)
+				return WALK_FAIL;
+			take_time(k);
 			return 0;
 		case ppt_fup:
 			k->at.ip = decompress_ip(&k->last_ip, &p.payload.ip, &ok);
@@ -983,14 +1220,15 @@ static int walk_start(struct walk *k)
 				 p.payload.mode.bits.tsx.abrt)
 				return WALK_FAIL;
 			break;
-		case ppt_tsc:
-			set_time(k, p.payload.tsc.tsc);
+		case ppt_tsc: case ppt_tma: case ppt_mtc: case ppt_cyc:
+		case ppt_cbr:
+			if (timing_packet(k, &p, 1))
+				return WALK_FAIL;
 			break;
 		case ppt_pip:
 			k->nr = p.payload.pip.nr;
 			break;
-		case ppt_pad: case ppt_tma: case ppt_mtc: case ppt_cyc:
-		case ppt_cbr: case ppt_vmcs: case ppt_mnt:
+		case ppt_pad: case ppt_vmcs: case ppt_mnt:
 			break;
 		default:
 			return WALK_FAIL;
@@ -1011,6 +1249,12 @@ static void walk_init(struct walk *k, struct worker *w, const struct fqueue *fq,
 	k->seg = seg;
 	k->at.mode = PTD_MODE_64;
 	k->at.time = IMGSTORE_TIME_UNKNOWN;
+	k->now = IMGSTORE_TIME_UNKNOWN;
+	ftime_init(&k->tm);
+	k->tcfg.mtc_freq = w->fb->p.mtc_freq;
+	k->tcfg.nom_freq = w->fb->p.nom_freq;
+	k->tcfg.ctc_eax = w->fb->p.cpuid_0x15_eax;
+	k->tcfg.ctc_ebx = w->fb->p.cpuid_0x15_ebx;
 	k->at.pid = fq->q.pid;
 	k->host_pid = k->ev_pid = fq->q.pid;
 	k->tid = k->ev_tid = fq->q.tid;
@@ -1033,6 +1277,7 @@ int walk_decode_segment(struct worker *w, const struct fqueue *fq,
 
 	walk_init(&k, w, fq, seg);
 	intelpt_config(&w->fb->p, &cfg, seg->data, seg->data + (seg->end - seg->start));
+	k.tcfg.skl168 = cfg.errata.skl168;
 	k.pkt = pt_pkt_alloc_decoder(&cfg);
 	if (!k.pkt)
 		return WALK_FAIL;
