@@ -2,6 +2,7 @@
 #include "fastpt_walk.h"
 #include "fastpt_internal.h"
 #include "fastpt_memo.h"
+#include "fastpt_pkt.h"
 #include "fastpt_time.h"
 #include "imgstore.h"
 #include "machines.h"
@@ -41,6 +42,8 @@ struct walk {
 	uint64_t now;             /* last_tsc in perf time, or unknown */
 	int clock_carried;        /* tm holds the calibration from before
 				   * this segment (needed once CYC count) */
+	int clock_known;          /* ... and it was known */
+	int cyc_seen, clock_own;  /* a CYC; an MTC after one (clock_run) */
 	int32_t host_pid;         /* the host thread's process: at.pid is
 				   * the address space code is read in, the
 				   * guest's with nr (PIP.NR=1) */
@@ -286,6 +289,22 @@ static int clock_run(const struct walk *k, struct ftime *t, const uint8_t *data,
 	return rc < 0 ? -1 : own;
 }
 
+/* The clock at the end of the segment this thread walked last, when it
+ * did not depend on what came before that segment: the next segment's
+ * start, without running the clock over its bytes again. */
+static __thread struct {
+	const struct segment *seg;
+	const uint8_t *data;
+	uint64_t start, end;
+	struct ftime tm;
+} clock_end;
+
+static int clock_end_is(const struct segment *s)
+{
+	return clock_end.seg == s && clock_end.data == s->data &&
+	       clock_end.start == s->start && clock_end.end == s->end;
+}
+
 /* The first CYC of a segment: from here the calibration matters, and
  * libipt's comes from before the segment (the cycles counted since the
  * last MTC of the previous one).  Runs the clock over the previous
@@ -299,14 +318,22 @@ static int clock_carry(struct walk *k, uint64_t off)
 	struct ftime t;
 
 	k->clock_carried = 1;
-	if (!si)
+	if (!si) {
+		k->clock_known = 1;
 		return 0;  /* libipt's clock starts at this PSB too */
+	}
 	prev = &k->fq->segs[si - 1];
-	ftime_init(&t);
-	if (clock_run(k, &t, prev->data, prev->end - prev->start) != 1 ||
-	    clock_run(k, &t, k->seg->data, off) < 0)
+	if (clock_end_is(prev)) {
+		t = clock_end.tm;
+	} else {
+		ftime_init(&t);
+		if (clock_run(k, &t, prev->data, prev->end - prev->start) != 1)
+			return -1;
+	}
+	if (clock_run(k, &t, k->seg->data, off) < 0)
 		return -1;
 	k->tm = t;
+	k->clock_known = 1;
 	return 0;
 }
 
@@ -325,14 +352,25 @@ static int timing_packet(struct walk *k, const struct pt_packet *p, int header)
 		rc = ftime_tma(&k->tm, &k->tcfg, p->payload.tma.ctc, p->payload.tma.fc);
 		break;
 	case ppt_mtc:
+		k->clock_own |= k->cyc_seen;
 		rc = ftime_mtc(&k->tm, &k->tcfg, p->payload.mtc.ctc);
 		break;
 	case ppt_cyc:
+		k->cyc_seen = 1;
+		/* SKD007: a CYC overlapping an OVF, which libipt decodes as
+		 * the OVF */
+		if (p->size == 2 && (p->payload.cyc.value & ~0x1full) == 0x20 &&
+		    k->off_valid && k->off < k->seg->end - k->seg->start &&
+		    k->seg->data[k->off] == 0xf3)
+			return WALK_FAIL;
 		if (!k->clock_carried) {
-			uint64_t off = pkt_offset(k) - (uint64_t)p->size;
+			/* the packet's end: the walk's offset, or libipt's
+			 * in PSB+ (walk_start reads it) */
+			uint64_t end = k->off;
 
-			k->off_valid = 0;
-			if (clock_carry(k, off) < 0)
+			if (!k->off_valid && pt_pkt_get_offset(k->pkt, &end) < 0)
+				return WALK_FAIL;
+			if (clock_carry(k, end - (uint64_t)p->size) < 0)
 				return WALK_FAIL;
 		}
 		rc = ftime_cyc(&k->tm, &k->tcfg, p->payload.cyc.value);
@@ -403,25 +441,43 @@ uint64_t decompress_ip(uint64_t *last_ip, const struct pt_packet_ip *pip, int *o
  * libipt's too. */
 static __attribute__((noinline)) int fetch_packet(struct walk *k)
 {
+	uint64_t len = k->seg->end - k->seg->start;
 	int mode_change = 0;
 
-	if (k->pkt_stale) {
-		if (pt_pkt_sync_set(k->pkt, k->off) < 0)
-			return WALK_FAIL;
-		k->pkt_stale = 0;
-	}
 	for (;;) {
-		int rc;
+		uint64_t off = pkt_offset(k);
+		int n;
 
-		k->off_valid = 0;
 		/* the decoder's buffer ends where the segment does */
-		rc = pt_pkt_next(k->pkt, &k->peek, sizeof(k->peek));
-		if (rc == -pte_eos) {
+		if (off >= len) {
 			k->have_peek = -1;
 			return mode_change ? WALK_FAIL : 0;
 		}
-		if (rc < 0)
-			return WALK_FAIL;
+		/* the common packets from their bytes; libipt's decoder
+		 * catches up (pkt_stale) when it reads the next other one */
+		n = fastpt_pkt_read(k->seg->data + off, len - off, &k->peek);
+		if (n) {
+			k->off = off + (uint64_t)n;
+			k->pkt_stale = 1;
+		} else {
+			int rc;
+
+			if (k->pkt_stale) {
+				if (pt_pkt_sync_set(k->pkt, off) < 0)
+					return WALK_FAIL;
+				k->pkt_stale = 0;
+			}
+			rc = pt_pkt_next(k->pkt, &k->peek, sizeof(k->peek));
+			if (rc == -pte_eos) {
+				k->have_peek = -1;
+				k->off_valid = 0;
+				return mode_change ? WALK_FAIL : 0;
+			}
+			if (rc < 0)
+				return WALK_FAIL;
+			k->off = off + k->peek.size;
+		}
+		k->off_valid = 1;
 		switch (k->peek.type) {
 		case ppt_pad:
 		case ppt_mnt:
@@ -1286,6 +1342,15 @@ int walk_decode_segment(struct worker *w, const struct fqueue *fq,
 		update_space(&k);
 		update_context(&k);
 		rc = walk_segment(&k);
+	}
+	/* all its packets read: the clock the next segment starts from */
+	clock_end.seg = NULL;
+	if (rc == WALK_DONE && (k.clock_own || k.clock_known)) {
+		clock_end.seg = seg;
+		clock_end.data = seg->data;
+		clock_end.start = seg->start;
+		clock_end.end = seg->end;
+		clock_end.tm = k.tm;
 	}
 	pt_pkt_free_decoder(k.pkt);
 	return rc == WALK_DONE ? 0 : WALK_FAIL;
