@@ -27,7 +27,8 @@ static inline int fastpt_tnt_bits(uint64_t v)
 
 /* Reads the packet at p (avail bytes left) into *pk.  Returns its size,
  * or 0 to let libipt decode it. */
-static inline int fastpt_pkt_read(const uint8_t *p, uint64_t avail, struct pt_packet *pk)
+static inline __attribute__((always_inline)) int
+fastpt_pkt_read(const uint8_t *p, uint64_t avail, struct pt_packet *pk)
 {
 	uint8_t b;
 

@@ -32,7 +32,8 @@ static int ctc_to_fc(const struct ftime_cfg *c, uint64_t ctc, uint64_t *fc)
 {
 	if (!c->ctc_eax || !c->ctc_ebx)
 		return BADCFG;
-	*fc = ctc * c->ctc_ebx / c->ctc_eax;
+	/* the ratio is often n/1: no division then */
+	*fc = c->ctc_eax == 1 ? ctc * c->ctc_ebx : ctc * c->ctc_ebx / c->ctc_eax;
 	return 0;
 }
 

@@ -40,6 +40,7 @@ struct walk {
 	uint64_t last_tsc;
 	int last_valid;
 	uint64_t now;             /* last_tsc in perf time, or unknown */
+	int now_stale;            /* now is computed when asked for */
 	int clock_carried;        /* tm holds the calibration from before
 				   * this segment (needed once CYC count) */
 	int clock_known;          /* ... and it was known */
@@ -70,6 +71,8 @@ struct walk {
 	/* the run being recorded for the memo (fastpt_memo.h) */
 	int rec;                  /* recording; cleared by anything impure */
 	int rec_tip;              /* the run ended with an indirect jump */
+	int rec_timed;            /* it has MTC or CYC packets */
+	int count_only;           /* nothing reads the blocks' times */
 	struct fblock *rec_start;
 	uint64_t rec_off, rec_last_ip, rec_epoch;
 	size_t rec_nrecs, rec_nevents;
@@ -114,6 +117,17 @@ static inline uint64_t pkt_offset(struct walk *k)
 	return k->off;
 }
 
+/* The flow's time in perf time, converted when first asked for. */
+static uint64_t flow_now(struct walk *k)
+{
+	if (k->now_stale) {
+		k->now = k->last_valid ? intelpt_tsc_to_perf(&k->fb->p, k->last_tsc) :
+			 IMGSTORE_TIME_UNKNOWN;
+		k->now_stale = 0;
+	}
+	return k->now;
+}
+
 /* Appends an event of kind at ip with the walk's context: the event for
  * the caller to complete, or NULL when out of memory. */
 static struct ptd_event *event(struct walk *k, int kind, uint64_t ip)
@@ -129,7 +143,7 @@ static struct ptd_event *event(struct walk *k, int kind, uint64_t ip)
 	ev->tid = k->ev_tid;
 	if (k->last_valid) {
 		ev->tsc = k->last_tsc;
-		if (k->now != IMGSTORE_TIME_UNKNOWN) {
+		if (flow_now(k) != IMGSTORE_TIME_UNKNOWN) {
 			ev->time = k->now;
 			ev->flags |= PTD_EVF_TIME_VALID;
 		}
@@ -167,7 +181,7 @@ static void set_time(struct walk *k, uint64_t tsc)
 static void update_space(struct walk *k)
 {
 	int32_t space = intelpt_space(&k->fb->p, k->host_pid, k->tid,
-				      k->now, k->nr);
+				      flow_now(k), k->nr);
 	int32_t pid = k->host_pid, tid = k->tid;
 
 	if (space != k->at.pid) {
@@ -177,7 +191,7 @@ static void update_space(struct walk *k)
 	}
 	if (k->nr)
 		machines_guest_thread(k->fb->p.machines, k->host_pid, k->tid,
-				      k->now, &pid, &tid);
+				      flow_now(k), &pid, &tid);
 	if (pid != k->ev_pid || tid != k->ev_tid) {
 		k->ev_pid = pid;
 		k->ev_tid = tid;
@@ -193,7 +207,9 @@ static void update_context(struct walk *k)
 	int32_t pid, tid;
 	uint64_t guest_next;
 
-	if (!k->fb->sb || k->fq->q.cpu < 0 || k->now == IMGSTORE_TIME_UNKNOWN)
+	/* no switch ahead: nothing to convert the time for */
+	if (!k->fb->sb || k->fq->q.cpu < 0 || k->next_switch == UINT64_MAX ||
+	    flow_now(k) == IMGSTORE_TIME_UNKNOWN)
 		return;
 	if (k->next_switch && k->now < k->next_switch)
 		return;
@@ -220,8 +236,7 @@ static __attribute__((noinline)) void time_taken(struct walk *k, int valid, uint
 {
 	k->last_tsc = tsc;
 	k->last_valid = valid;
-	k->now = k->last_valid ? intelpt_tsc_to_perf(&k->fb->p, k->last_tsc) :
-		 IMGSTORE_TIME_UNKNOWN;
+	k->now_stale = 1;
 	if (!k->fb->count_only)
 		k->ctx_dirty = 1;
 	update_context(k);
@@ -231,6 +246,14 @@ static inline void take_time(struct walk *k)
 {
 	if (k->tm.tsc != k->last_tsc || k->tm.have_tsc != k->last_valid)
 		time_taken(k, k->tm.have_tsc, k->tm.tsc);
+}
+
+/* Whether only events need the flow's time (count-only, no thread switch
+ * ahead on this CPU): then timed runs may be stored and replayed. */
+static inline int clock_free(const struct walk *k)
+{
+	return k->count_only &&
+	       (!k->fb->sb || k->fq->q.cpu < 0 || k->next_switch == UINT64_MAX);
 }
 
 /* Runs a clock over the timing packets of a segment's first len bytes
@@ -385,8 +408,13 @@ static int timing_packet(struct walk *k, const struct pt_packet *p, int header)
 	default:
 		return 1;
 	}
-	/* the memo replays bytes without their packets: no timing inside */
-	k->rec = 0;
+	/* the memo replays a run's bytes without walking them: timing
+	 * packets inside only where only the clock needs them (it replays
+	 * those), and no TSC (it bumps the epoch) */
+	if (clock_free(k) && p->type != ppt_tsc && p->type != ppt_tma)
+		k->rec_timed = 1;
+	else
+		k->rec = 0;
 	return rc < 0 ? WALK_FAIL : 0;
 }
 
@@ -757,7 +785,7 @@ static int new_ctx(struct walk *k)
 		return WALK_FAIL;
 	s->ctxs[s->nctx].pid = k->ev_pid;
 	s->ctxs[s->nctx].tid = k->ev_tid;
-	s->ctxs[s->nctx].time = k->now == IMGSTORE_TIME_UNKNOWN ? 0 : k->now;
+	s->ctxs[s->nctx].time = flow_now(k) == IMGSTORE_TIME_UNKNOWN ? 0 : k->now;
 	k->ctx = (uint32_t)s->nctx++;
 	k->ctx_dirty = 0;
 	return 0;
@@ -991,6 +1019,7 @@ static void memo_begin(struct walk *k, struct fblock *start)
 		return;
 	k->rec = 1;
 	k->rec_tip = 0;
+	k->rec_timed = 0;
 	k->rec_start = start;
 	k->rec_off = pkt_offset(k);
 	k->rec_last_ip = k->last_ip;
@@ -1017,6 +1046,7 @@ static void memo_store(struct walk *k, struct fblock *next)
 		.epoch = *k->at.epoch,
 		.bytes = s->data + k->rec_off, .len = len,
 		.recs = s->recs + k->rec_nrecs, .nrec = nrec,
+		.timed = k->rec_timed,
 	});
 }
 
@@ -1033,6 +1063,51 @@ static inline int memo_valid(struct walk *k, struct memo *e)
 		return 0;
 	e->epoch = *k->at.epoch;
 	return 1;
+}
+
+/* Runs the clock over a timed run's packets (its bytes p[0, len) at
+ * segment offset off), taking the time at its TNT and TIP packets as the
+ * walk would.  Returns 0, or -1 with the clock as it was. */
+static int memo_clock(struct walk *k, const uint8_t *p, uint64_t len, uint64_t off)
+{
+	struct ftime saved = k->tm;
+	int carried = k->clock_carried, known = k->clock_known;
+	int cyc = k->cyc_seen, own = k->clock_own;
+
+	for (uint64_t o = 0; o < len;) {
+		struct pt_packet pk;
+		int n = fastpt_pkt_read(p + o, len - o, &pk);
+
+		if (!n)
+			goto undo;
+		o += (uint64_t)n;
+		k->off = off + o;
+		k->off_valid = 1;
+		switch (pk.type) {
+		case ppt_mtc:
+		case ppt_cyc:
+			if (timing_packet(k, &pk, 0))
+				goto undo;
+			break;
+		case ppt_pad:
+		case ppt_tnt_8:
+		case ppt_tnt_64:
+		case ppt_tip:
+			break;
+		default:
+			goto undo;
+		}
+	}
+	/* the run ends with its TIP: the time taken last is the clock's */
+	take_time(k);
+	return 0;
+undo:
+	k->tm = saved;
+	k->clock_carried = carried;
+	k->clock_known = known;
+	k->cyc_seen = cyc;
+	k->clock_own = own;
+	return -1;
 }
 
 /* Replays a stored run that starts at *nb with the coming trace bytes.
@@ -1057,6 +1132,8 @@ static int memo_replay(struct walk *k, struct fblock **nb)
 	while (s->nrecs + e->nrec > s->rcap)
 		if (seg_grow_recs(s))
 			return 0;
+	if (e->timed && (!clock_free(k) || memo_clock(k, s->data + off, e->len, off)))
+		return 0;
 	k->off = off + e->len;
 	k->pkt_stale = 1;
 	for (unsigned i = 0; i < e->nrec; i++) {
@@ -1307,6 +1384,7 @@ static void walk_init(struct walk *k, struct worker *w, const struct fqueue *fq,
 	k->at.time = IMGSTORE_TIME_UNKNOWN;
 	k->now = IMGSTORE_TIME_UNKNOWN;
 	ftime_init(&k->tm);
+	k->count_only = w->fb->count_only;
 	k->tcfg.mtc_freq = w->fb->p.mtc_freq;
 	k->tcfg.nom_freq = w->fb->p.nom_freq;
 	k->tcfg.ctc_eax = w->fb->p.cpuid_0x15_eax;
