@@ -83,7 +83,8 @@ static const char *const record_names[] = {
 	REC(UNTHROTTLE), REC(FORK), REC(READ), REC(SAMPLE), REC(MMAP2),
 	REC(AUX), REC(ITRACE_START), REC(LOST_SAMPLES), REC(SWITCH),
 	REC(SWITCH_CPU_WIDE), REC(NAMESPACES), REC(KSYMBOL), REC(BPF_EVENT),
-	REC(CGROUP), REC(TEXT_POKE), REC(AUX_OUTPUT_HW_ID), REC(HEADER_ATTR),
+	REC(CGROUP), REC(TEXT_POKE), REC(AUX_OUTPUT_HW_ID), REC(CALLCHAIN_DEFERRED),
+	REC(HEADER_ATTR),
 	REC(HEADER_EVENT_TYPE), REC(HEADER_TRACING_DATA),
 	REC(HEADER_BUILD_ID), REC(FINISHED_ROUND), REC(ID_INDEX),
 	REC(AUXTRACE_INFO), REC(AUXTRACE), REC(AUXTRACE_ERROR),
@@ -326,6 +327,7 @@ static int parse_attr(const uint8_t *p, size_t avail, struct perfdata_attr *a)
 	a->type = util_le32(p + PD_ATTR_OFF_TYPE);
 	a->size = sz;
 	a->config = util_le64(p + PD_ATTR_OFF_CONFIG);
+	a->sample_period = util_le64(p + PD_ATTR_OFF_SAMPLE_PERIOD);
 	a->sample_type = util_le64(p + PD_ATTR_OFF_SAMPLE_TYPE);
 	a->read_format = util_le64(p + PD_ATTR_OFF_READ_FORMAT);
 	a->flags = util_le64(p + PD_ATTR_OFF_FLAGS);
@@ -335,6 +337,8 @@ static int parse_attr(const uint8_t *p, size_t avail, struct perfdata_attr *a)
 		a->config1 = util_le64(p + PD_ATTR_OFF_CONFIG1);
 		a->config2 = util_le64(p + PD_ATTR_OFF_CONFIG2);
 	}
+	if (n >= PD_ATTR_OFF_BRANCH_SAMPLE_TYPE + 8)
+		a->branch_sample_type = util_le64(p + PD_ATTR_OFF_BRANCH_SAMPLE_TYPE);
 	if (n >= PD_ATTR_OFF_CLOCKID + 4)
 		a->clockid = (int32_t)util_le32(p + PD_ATTR_OFF_CLOCKID);
 	return 0;
@@ -1670,7 +1674,9 @@ int perfdata_parse_sample(const struct perfdata_record *rec,
 	if (st & PD_SAMPLE_CALLCHAIN) {
 		U64(nr);
 		if (nr > (len - o) / 8)
-			return PTD_ERR_CORRUPT;
+			return PTD_ERR_TRUNCATED;  /* nr beyond the record */
+		s->callchain = b + o;
+		s->callchain_nr = nr;
 		o += nr * 8;
 	}
 	if (st & PD_SAMPLE_RAW) {
@@ -1680,6 +1686,16 @@ int perfdata_parse_sample(const struct perfdata_record *rec,
 		if (s->raw_size > len - o - 4)
 			return PTD_ERR_CORRUPT;
 		s->raw = b + o + 4;
+		o += 4 + s->raw_size;
+	}
+	if (st & PD_SAMPLE_BRANCH_STACK) {
+		U64(nr);
+		if (a->branch_sample_type & PD_SAMPLE_BRANCH_HW_INDEX)
+			U64(s->branch_hw_idx);
+		if (nr > (len - o) / PD_BRANCH_ENTRY_SIZE)
+			return PTD_ERR_CORRUPT;
+		s->branches = b + o;
+		s->branch_nr = nr;
 	}
 #undef U64
 	return 0;
