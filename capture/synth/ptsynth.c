@@ -72,6 +72,7 @@ struct opts {
 	const char *filter;  /* --addr-filter: AUXTRACE_INFO's filter string */
 	int guest;           /* 1 --guest, 2 --guest-code (guestsb.h) */
 	uint64_t sample_every; /* --sample-every N (sampler.h) */
+	int unwind_dwarf;      /* --unwind dwarf */
 	char **cmd;
 };
 
@@ -1198,7 +1199,9 @@ static const char usage_text[] =
 	"                   is not filtered\n"
 	"  --sample-every N a SAMPLE every N instructions with a deferred user\n"
 	"                   callchain, written (frame pointers) at the thread's\n"
-	"                   next syscall return; ground truth in samples.truth\n";
+	"                   next syscall return; ground truth in samples.truth\n"
+	"  --unwind fp|dwarf how that user callchain is unwound: frame pointers\n"
+	"                   (default, as the kernel does) or libdw's CFI unwinder\n";
 
 static FILE *create_file(const char *dir, const char *name)
 {
@@ -1251,6 +1254,13 @@ static void set_opt(void *ctx, int c, const char *arg)
 	case 'G': o->guest = 1; break;
 	case 'V': o->guest = 2; break;
 	case 'S': o->sample_every = strtoull(arg, NULL, 0); break;
+	case 'U':
+		if (!strcmp(arg, "dwarf") && !sampler_have_dwarf())
+			synth_die("--unwind dwarf needs libdw: this ptsynth was built without it");
+		if (strcmp(arg, "fp") && strcmp(arg, "dwarf"))
+			synth_die("--unwind must be fp or dwarf");
+		o->unwind_dwarf = !strcmp(arg, "dwarf");
+		break;
 	}
 }
 
@@ -1277,6 +1287,7 @@ static void parse_opts(struct synth *s, struct sched *sc, int argc, char **argv)
 		{ "guest", no_argument, NULL, 'G' },
 		{ "guest-code", no_argument, NULL, 'V' },
 		{ "sample-every", required_argument, NULL, 'S' },
+		{ "unwind", required_argument, NULL, 'U' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct opts *o = &s->o;
@@ -1380,8 +1391,9 @@ static void open_trace(struct synth *s)
 		synth_die("cannot set up the packet generator");
 	s->expected = create_file(s->o.out, "expected.insn");
 	if (s->o.sample_every &&
-	    !(s->smp = sampler_new(s->pw, s->o.sample_every, s->memfd,
-				   create_file(s->o.out, "samples.truth"))))
+	    !(s->smp = sampler_new(s->pw, s->o.sample_every, s->o.unwind_dwarf ?
+				   SAMPLER_UNWIND_DWARF : SAMPLER_UNWIND_FP, s->pid,
+				   s->memfd, create_file(s->o.out, "samples.truth"))))
 		synth_die("out of memory");
 }
 

@@ -10,6 +10,9 @@
 #include <sys/ptrace.h>
 #include <sys/user.h>
 #include <unistd.h>
+#ifdef PTSYNTH_HAVE_LIBDW
+#include <elfutils/libdwfl.h>
+#endif
 
 #define MAX_STACK 127           /* the kernel's default perf_event_max_stack */
 #define MAX_THREADS 64
@@ -30,6 +33,8 @@ struct sthread {
 struct sampler {
 	struct perfwrite *pw;
 	uint64_t every, count, next_cookie;
+	enum sampler_unwind how;
+	pid_t pid;
 	int memfd;
 	FILE *truth;
 	struct sthread t[MAX_THREADS];
@@ -37,13 +42,24 @@ struct sampler {
 	uint64_t nsamples, ndeferred, nframes_unwound;
 };
 
-struct sampler *sampler_new(struct perfwrite *pw, uint64_t every, int memfd,
-			    FILE *truth)
+int sampler_have_dwarf(void)
+{
+#ifdef PTSYNTH_HAVE_LIBDW
+	return 1;
+#else
+	return 0;
+#endif
+}
+
+struct sampler *sampler_new(struct perfwrite *pw, uint64_t every,
+			    enum sampler_unwind how, pid_t pid, int memfd, FILE *truth)
 {
 	struct sampler *sm = calloc(1, sizeof(*sm));
 
 	if (!sm)
 		return NULL;
+	sm->how = how;
+	sm->pid = pid;
 	sm->pw = pw;
 	sm->every = every;
 	sm->memfd = memfd;
@@ -156,6 +172,56 @@ static size_t unwind_fp(struct sampler *sm, pid_t tid, uint64_t *out)
 	return n;
 }
 
+#ifdef PTSYNTH_HAVE_LIBDW
+struct dw_frames {
+	uint64_t *out;
+	size_t n;
+};
+
+/* The IP, then each caller's return address (libdw's pc of a frame that
+ * is no activation is its return address, as the kernel stores it). */
+static int dw_frame(Dwfl_Frame *state, void *arg)
+{
+	struct dw_frames *f = arg;
+	Dwarf_Addr pc;
+
+	if (!dwfl_frame_pc(state, &pc, NULL) || f->n >= MAX_STACK)
+		return DWARF_CB_ABORT;
+	f->out[f->n++] = pc;
+	return DWARF_CB_OK;
+}
+
+/* libdw's CFI unwinder (.eh_frame, .debug_frame) on the stopped thread,
+ * the process's mappings read now. */
+static size_t unwind_dwarf(struct sampler *sm, pid_t tid, uint64_t *out)
+{
+	static const Dwfl_Callbacks cb = {
+		.find_elf = dwfl_linux_proc_find_elf,
+		.find_debuginfo = dwfl_standard_find_debuginfo,
+	};
+	struct dw_frames f = { out, 0 };
+	Dwfl *d = dwfl_begin(&cb);
+
+	if (!d)
+		return 0;
+	if (dwfl_linux_proc_report(d, sm->pid) == 0 &&
+	    dwfl_report_end(d, NULL, NULL) == 0 &&
+	    dwfl_linux_proc_attach(d, sm->pid, true) == 0)
+		dwfl_getthread_frames(d, tid, dw_frame, &f);
+	dwfl_end(d);
+	return f.n;
+}
+#endif
+
+static size_t unwind(struct sampler *sm, pid_t tid, uint64_t *out)
+{
+#ifdef PTSYNTH_HAVE_LIBDW
+	if (sm->how == SAMPLER_UNWIND_DWARF)
+		return unwind_dwarf(sm, tid, out);
+#endif
+	return unwind_fp(sm, tid, out);
+}
+
 int sampler_to_user(struct sampler *sm, const struct perfwrite_sid *sid)
 {
 	struct sthread *t = thread_of(sm, (pid_t)sid->tid);
@@ -165,7 +231,7 @@ int sampler_to_user(struct sampler *sm, const struct perfwrite_sid *sid)
 
 	if (!t || !t->cookie)
 		return 0;
-	n = unwind_fp(sm, (pid_t)sid->tid, user);
+	n = unwind(sm, (pid_t)sid->tid, user);
 	fprintf(sm->truth, "deferred %llu %u %llu: unwound", (unsigned long long)sid->time,
 		sid->tid, (unsigned long long)t->cookie);
 	for (size_t i = 0; i < n; i++)

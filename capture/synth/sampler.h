@@ -6,7 +6,8 @@
  * frames, then PERF_CONTEXT_USER_DEFERRED and the thread's cookie.  At
  * the thread's next return to user space (after its next syscall) one
  * PERF_RECORD_CALLCHAIN_DEFERRED with that cookie carries the user stack
- * unwound by frame pointers from the live process's memory, so the
+ * unwound from the live process's memory (by frame pointers, as the
+ * kernel does, or with --unwind dwarf by libdw's CFI unwinder), so the
  * samples taken in between share it; a thread that exits first never
  * gets one.
  *
@@ -29,10 +30,15 @@
 
 struct sampler;
 
-/* every: instructions between samples; memfd: /proc/PID/mem of the
- * tracee; truth: where the ground truth goes. */
-struct sampler *sampler_new(struct perfwrite *pw, uint64_t every, int memfd,
-			    FILE *truth);
+enum sampler_unwind { SAMPLER_UNWIND_FP, SAMPLER_UNWIND_DWARF };
+
+/* 1 when this ptsynth was built with libdw (SAMPLER_UNWIND_DWARF). */
+int sampler_have_dwarf(void);
+
+/* every: instructions between samples; pid and memfd: the tracee and its
+ * /proc/PID/mem; truth: where the ground truth goes. */
+struct sampler *sampler_new(struct perfwrite *pw, uint64_t every,
+			    enum sampler_unwind how, pid_t pid, int memfd, FILE *truth);
 /* Counts (samples, deferred records, samples left without one) into the
  * info file; frees. */
 void sampler_free(struct sampler *sm, FILE *info);

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""check_synth.py PTSYNTH PTDECODE OUT.ptd fp|nofp PROG
+"""check_synth.py PTSYNTH PTDECODE OUT.ptd fp|nofp|dwarf PROG
 
 Records PROG with `ptsynth record --sample-every N` and checks ptdecode's
 samples against ptsynth's ground truth (OUT.ptd/samples.truth, from ptrace):
@@ -13,10 +13,11 @@ samples against ptsynth's ground truth (OUT.ptd/samples.truth, from ptrace):
 - --check-callchains lists exactly the samples whose unwinding differs
   from the true stack when it was unwound, and ends with
   `callchains checked: N, disagree: M` with those counts;
-- fp: the frames up to main's are always right (the unwinder goes wrong
-  only in libc's start-up code, built without frame pointers); nofp: the
-  unwinder goes wrong inside the program's own frames, and the check
-  catches it.
+- fp (frame pointers, program built with them) and dwarf (libdw's CFI
+  unwinder, `--unwind dwarf`, program built without them): the frames up
+  to main's are always right; nofp (frame pointers, program built without
+  them): the unwinder goes wrong inside the program's own frames, and the
+  check catches it.
 Exit 0 pass, 1 fail, 77 skip.
 """
 import json
@@ -79,8 +80,12 @@ def deferred_of(deferred, t, tid, cookie):
 def main():
     ptsynth, ptdecode, cap, kind, prog = sys.argv[1:6]
     shutil.rmtree(cap, ignore_errors=True)
-    p = subprocess.run([ptsynth, "record", "-o", cap, "--sample-every", EVERY, "--", prog],
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    unwind = ["--unwind", "dwarf"] if kind == "dwarf" else []
+    p = subprocess.run([ptsynth, "record", "-o", cap, "--sample-every", EVERY] + unwind +
+                       ["--", prog], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if p.returncode != 0 and "needs libdw" in p.stderr:
+        print("SKIP:", p.stderr.strip())
+        sys.exit(77)
     if p.returncode != 0:
         if "delays single-step traps" in p.stderr:
             print("SKIP:", p.stderr.strip())
@@ -143,8 +148,8 @@ def main():
         k = next((i for i, a in enumerate(true) if lo <= a < hi), None)
         if k is not None and unwound[:k + 1] != true[:k + 1]:
             own_wrong += 1
-    if kind == "fp" and own_wrong:
-        fail("frame pointers: %d unwindings wrong inside the program's own frames" % own_wrong)
+    if kind in ("fp", "dwarf") and own_wrong:
+        fail("%s: %d unwindings wrong inside the program's own frames" % (kind, own_wrong))
     if kind == "nofp" and (not own_wrong or not expect_disagree):
         fail("no frame pointers, yet the unwinder was never wrong in the program's frames")
     if not missing:
