@@ -133,6 +133,12 @@ enum ptd_open_flags {
 	 * process that ran it (perf script's --guest-code: the guest's code
 	 * is the hypervisor process's memory, as in KVM's selftests). */
 	PTD_OPEN_GUEST_CODE = 1u << 7,
+	/* A perf.data or capture directory without trace data (samples
+	 * only) opens too: ptd_next() then ends at once (stats.queues 0),
+	 * and ptd_symbolize(), ptd_image_name() and ptd_thread_name() answer
+	 * from its sideband (MMAP2, COMM, KSYMBOL).  Inputs with a trace
+	 * decode as without it. */
+	PTD_OPEN_SIDEBAND_ONLY = 1u << 8,
 };
 
 /* Which Intel PT flow decoder to use. */

@@ -13,7 +13,8 @@ struct sv {
 	const struct cli_opts *o;
 	FILE *out;
 	struct ptd_samples *sp;
-	struct ptd_session *s;          /* NULL: no trace beside the samples */
+	struct ptd_session *s;          /* symbols; NULL when it cannot open */
+	int trace;                      /* s has a trace beside the samples */
 	struct cs_probe *probes;        /* 2 per sample: at its time, and when
 					 * its user part was unwound */
 	size_t n;
@@ -37,29 +38,40 @@ static int open_samples(struct sv *v)
 	return 0;
 }
 
-/* The trace beside the samples, if the input has one. */
+/* The trace beside the samples, if the input has one; without one, the
+ * sideband still names the images and symbols. */
 static int open_trace(struct sv *v)
 {
 	struct ptd_open_opts oo = v->o->open;
+	struct ptd_stats st = { .sz = sizeof(st) };
 	int rc;
 
 	oo.flags &= ~(unsigned)PTD_OPEN_COUNT_ONLY;
+	oo.flags |= PTD_OPEN_SIDEBAND_ONLY;
 	rc = ptd_open(&v->s, v->o->input, &oo);
-	if (rc == PTD_ERR_NO_TRACE && !v->o->check_callchains) {
-		ptd_close(v->s);
-		v->s = NULL;
-		return 0;
+	if (rc == 0 && ptd_get_stats(v->s, &st) == 0 && !st.queues) {
+		v->trace = 0;
+		if (!v->o->check_callchains)
+			return 0;
+		fprintf(stderr, "ptdecode: --check-callchains needs a trace beside the "
+			"samples: %s holds none (record with -e intel_pt// or "
+			"-e cs_etm// as well)\n", v->o->input);
+		return -1;
 	}
+	v->trace = rc == 0;
 	if (!v->o->quiet)
 		for (size_t i = 0; i < ptd_warning_count(v->s); i++)
 			fprintf(stderr, "ptdecode: warning: %s\n", ptd_warning(v->s, i));
 	if (rc < 0) {
-		fprintf(stderr, "ptdecode: %s%s\n", v->o->check_callchains ?
-			"--check-callchains needs the trace beside the samples: " : "",
-			v->s ? ptd_errmsg(v->s) : ptd_strerror(rc));
+		/* the samples list without it, unless the check needs it */
+		if (v->o->check_callchains || !v->o->quiet)
+			fprintf(stderr, "ptdecode: %s%s\n", v->o->check_callchains ?
+				"--check-callchains needs the trace beside the samples: " :
+				"warning: no symbols or trace stacks: ",
+				v->s ? ptd_errmsg(v->s) : ptd_strerror(rc));
 		ptd_close(v->s);
 		v->s = NULL;
-		return -1;
+		return v->o->check_callchains ? -1 : 0;
 	}
 	return 0;
 }
@@ -155,10 +167,12 @@ static void frame_line(struct sv *v, int pid, uint64_t a)
 	const char *img = NULL;
 	uint64_t off = 0;
 
-	if (v->s && ptd_symbolize(v->s, pid, a, sym, sizeof(sym), &off) == 0 && off)
-		snprintf(sym + strlen(sym), sizeof(sym) - strlen(sym), "+%#" PRIx64, off);
+	if (v->s && ptd_symbolize(v->s, pid, a, sym, sizeof(sym), &off) == 0)
+		snprintf(sym + strlen(sym), sizeof(sym) - strlen(sym), "+0x%" PRIx64, off);
 	if (v->s)
 		img = ptd_image_name(v->s, pid, a);
+	if (img && !strncmp(img, "[kernel.kallsyms]", 17))
+		img = "[kernel.kallsyms]";   /* perf's name for the map of "_text" */
 	fprintf(v->out, "\t%16" PRIx64 " %s (%s)\n", a, sym, img && *img ? img : "[unknown]");
 }
 
@@ -325,7 +339,7 @@ int samples_view_run(const struct cli_opts *o)
 		fprintf(stderr, "ptdecode: cannot write %s: %s\n", o->outpath, strerror(errno));
 		goto out;
 	}
-	if ((v.s && trace_stacks(&v)) || each_sample(&v))
+	if ((v.trace && trace_stacks(&v)) || each_sample(&v))
 		goto out;
 	if (o->stats && !o->view.json)
 		print_stats(&v);

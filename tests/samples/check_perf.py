@@ -7,7 +7,11 @@ samples perf script lists, in the same order, with the same tid, time and
 callchain.  perf script prints a frame inside a mapped file as its offset
 in that mapping's file (map-relative); such a frame must be the address
 that the mapping (perf's own PERF_RECORD_MMAP2 lines) puts at that
-offset.  Exit 0 pass, 1 fail, 77 skip (reason printed).
+offset.  The text view must name the same image for every frame and,
+where perf names a symbol in a file, one at the same offset (the same
+name, or an alias of the same address: glibc has many; perf's made-up
+NAME@plt symbols are left out).
+Exit 0 pass, 1 fail, 77 skip (reason printed).
 """
 import json
 import os
@@ -44,7 +48,7 @@ if rec.returncode != 0 or not os.path.exists(data):
     skip("perf record -g -e cpu-clock failed here: " + rec.stderr.strip()[-300:])
 
 scr = subprocess.run(["perf", "script", "-i", data, "--show-mmap-events", "--show-task-events",
-                      "-F", "tid,time,ip,dso"], env=env, stdout=subprocess.PIPE,
+                      "-F", "tid,time,ip,sym,symoff,dso"], env=env, stdout=subprocess.PIPE,
                      stderr=subprocess.PIPE, text=True)
 if scr.returncode != 0:
     fail("perf script: " + scr.stderr[-500:])
@@ -52,7 +56,7 @@ if scr.returncode != 0:
 mmap_re = re.compile(r"PERF_RECORD_MMAP2? (-?\d+)/\d+: \[0x([0-9a-f]+)\((0x[0-9a-f]+)\) "
                      r"@ (0x[0-9a-f]+|\d+)[^\]]*\]: \S+ (.*)$")
 head_re = re.compile(r"^\s*(\d+)\s+(\d+)\.(\d{6}):\s*$")
-frame_re = re.compile(r"^\t\s*([0-9a-f]+) \((.*)\)$")
+frame_re = re.compile(r"^\t\s*([0-9a-f]+) (.*) \((.*)\)$")
 fork_re = re.compile(r"PERF_RECORD_FORK\((\d+):\d+\):\((\d+):\d+\)")
 parent = {}        # pid -> parent pid (a child has its parent's mappings)
 maps = []          # (pid, start, len, pgoff, name)
@@ -75,7 +79,7 @@ for line in scr.stdout.splitlines():
         continue
     m = frame_re.match(line)
     if m and cur:
-        cur[3].append((int(m.group(1), 16), m.group(2)))
+        cur[3].append((int(m.group(1), 16), m.group(3), m.group(2)))
 
 got = subprocess.run([ptdecode, "--samples", "--format=json", "-q", data],
                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -111,10 +115,31 @@ for i, (o, (tid, sec, usec, pf)) in enumerate(zip(ours, perf)):
     cc = [int(a, 16) for a in o["callchain"]]
     if len(cc) != len(pf):
         fail("sample %d: %d frames, perf script %d" % (i, len(cc), len(pf)))
-    for a, (pa, dso) in zip(cc, pf):
+    for a, (pa, dso, _) in zip(cc, pf):
         if not same(a, pa, dso, o["pid"]):
             fail("sample %d: frame %#x, perf script %#x (%s)" % (i, a, pa, dso))
         frames += 1
         relative += a != pa
-print("ok: %d samples, %d frames equal perf script's (%d of them map-relative there)"
-      % (len(ours), frames, relative))
+text = subprocess.run([ptdecode, "--samples", "-q", data], stdout=subprocess.PIPE,
+                      stderr=subprocess.PIPE, text=True).stdout
+tf = [(m.group(2), m.group(3)) for m in
+      (frame_re.match(l) for l in text.splitlines()) if m]
+pfl = [f for _, _, _, pf in perf for f in pf]
+if len(tf) != len(pfl):
+    fail("text view: %d frames, perf script %d" % (len(tf), len(pfl)))
+named = alias = plt = 0
+for (sym, img), (pa, dso, psym) in zip(tf, pfl):
+    if img != dso:
+        fail("frame %#x: image %s, perf script %s" % (pa, img, dso))
+    if dso.startswith("/") and psym.partition("+")[0].endswith("@plt"):
+        plt += 1          # perf makes up names for PLT entries
+    elif dso.startswith("/") and psym != "[unknown]":
+        if sym == psym:
+            named += 1
+        elif sym.rpartition("+")[2] == psym.rpartition("+")[2] and sym != "[unknown]":
+            alias += 1
+        else:
+            fail("frame %#x in %s: symbol %s, perf script %s" % (pa, dso, sym, psym))
+print("ok: %d samples, %d frames equal perf script's (%d of them map-relative there); "
+      "images equal; %d symbols equal, %d aliases at the same offset, %d in PLTs"
+      % (len(ours), frames, relative, named, alias, plt))

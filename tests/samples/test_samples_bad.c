@@ -187,6 +187,24 @@ static void check_api(const char *path)
 	ptd_samples_close(sp);
 }
 
+/* A perf.data without a trace opens with PTD_OPEN_SIDEBAND_ONLY only:
+ * no events, no queues. */
+static void check_sideband_only(const char *path)
+{
+	struct ptd_open_opts o = { .sz = sizeof(o) };
+	struct ptd_stats st = { .sz = sizeof(st) };
+	struct ptd_session *s;
+	struct ptd_event ev;
+
+	CHECK(ptd_open(&s, path, &o) == PTD_ERR_NO_TRACE);
+	ptd_close(s);
+	o.flags = PTD_OPEN_SIDEBAND_ONLY;
+	CHECK(ptd_open(&s, path, &o) == 0);
+	CHECK(ptd_next(s, &ev) == PTD_ERR_END);
+	CHECK(ptd_get_stats(s, &st) == 0 && st.queues == 0 && st.instructions == 0);
+	ptd_close(s);
+}
+
 /* The CLI lists every sample and counts the losses; exit status 0. */
 static void check_cli(const char *ptdecode, const char *path, const char *dir)
 {
@@ -221,6 +239,7 @@ int main(int argc, char **argv)
 	snprintf(path, sizeof(path), "%s/samples-bad.data", argv[1]);
 	write_file(path);
 	check_api(path);
+	check_sideband_only(path);
 	check_cli(argv[2], path, argv[1]);
 	if (!fails)
 		printf("ok: stitching, reused cookie, unmatched and missing deferred parts, "
