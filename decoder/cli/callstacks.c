@@ -5,18 +5,28 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct tstack {
-	int32_t tid;
+/* A thread's shadow stack in one queue (the flow comes queue by queue). */
+struct qstack {
+	uint32_t queue;
 	uint64_t *ret;          /* return addresses, outermost first */
 	size_t n, cap;
 	int pending_ret, partial;
-	size_t cur, end;        /* its probes in the sorted order */
+	size_t cur;             /* next of the thread's probes to resolve */
+};
+
+/* A thread that has probes: order[lo, end) are its probes by time. */
+struct tgroup {
+	int32_t tid;
+	size_t lo, end;
+	struct qstack *q;
+	size_t nq, qcap, last;
 };
 
 struct cs_run {
 	struct cs_probe *p;
+	uint64_t *at;           /* time of the event each probe was read at */
 	size_t *order;          /* probes by (tid, time) */
-	struct tstack *t;
+	struct tgroup *t;
 	size_t nt, tcap, last;
 };
 
@@ -43,7 +53,8 @@ static int set_up(struct cs_run *r, size_t n)
 	struct key *k = malloc((n + 1) * sizeof(*k));
 
 	r->order = malloc((n + 1) * sizeof(*r->order));
-	if (!r->order || !k) {
+	r->at = malloc((n + 1) * sizeof(*r->at));
+	if (!r->order || !r->at || !k) {
 		free(k);
 		return PTD_ERR_NOMEM;
 	}
@@ -64,13 +75,13 @@ static int set_up(struct cs_run *r, size_t n)
 			return PTD_ERR_NOMEM;
 		memset(&r->t[r->nt], 0, sizeof(r->t[0]));
 		r->t[r->nt].tid = tid;
-		r->t[r->nt].cur = i;
+		r->t[r->nt].lo = i;
 		r->t[r->nt++].end = i + 1;
 	}
 	return 0;
 }
 
-static struct tstack *find(struct cs_run *r, int32_t tid)
+static struct tgroup *find(struct cs_run *r, int32_t tid)
 {
 	size_t lo = 0, hi = r->nt;
 
@@ -91,30 +102,54 @@ static struct tstack *find(struct cs_run *r, int32_t tid)
 	return NULL;
 }
 
+static struct qstack *queue_of(struct tgroup *g, uint32_t queue)
+{
+	if (g->last < g->nq && g->q[g->last].queue == queue)
+		return &g->q[g->last];
+	for (size_t i = 0; i < g->nq; i++)
+		if (g->q[i].queue == queue)
+			return &g->q[g->last = i];
+	if (util_grow((void **)&g->q, &g->qcap, g->nq + 1, sizeof(*g->q)))
+		return NULL;
+	memset(&g->q[g->nq], 0, sizeof(g->q[0]));
+	g->q[g->nq].queue = queue;
+	g->q[g->nq].cur = g->lo;
+	return &g->q[g->last = g->nq++];
+}
+
 /* A return went to ip: pop down to the frame that returns there; a
  * return into a frame entered before the trace began pops nothing. */
-static void returned_to(struct tstack *t, uint64_t ip)
+static void returned_to(struct qstack *q, uint64_t ip)
 {
-	for (size_t k = t->n; k-- > 0;)
-		if (t->ret[k] == ip) {
-			t->n = k;
+	for (size_t k = q->n; k-- > 0;)
+		if (q->ret[k] == ip) {
+			q->n = k;
 			return;
 		}
 }
 
-static int resolve(struct cs_run *r, struct tstack *t, const struct ptd_event *ev)
+/* The probes before ev read this stack, unless another queue's flow of
+ * the thread went on earlier after them. */
+static int resolve(struct cs_run *r, struct tgroup *g, struct qstack *q,
+		   const struct ptd_event *ev)
 {
-	while (t->cur < t->end && r->p[r->order[t->cur]].time < ev->time) {
-		struct cs_probe *p = &r->p[r->order[t->cur++]];
+	while (q->cur < g->end && r->p[r->order[q->cur]].time < ev->time) {
+		size_t i = r->order[q->cur++];
+		struct cs_probe *p = &r->p[i];
+		uint64_t *f;
 
-		p->frames = malloc((t->n + 1) * sizeof(*p->frames));
-		if (!p->frames)
+		if ((p->flags & CS_RESOLVED) && r->at[i] <= ev->time)
+			continue;
+		if (!(f = malloc((q->n + 1) * sizeof(*f))))
 			return PTD_ERR_NOMEM;
-		p->frames[0] = ev->ip;
-		for (size_t k = 0; k < t->n; k++)
-			p->frames[k + 1] = t->ret[t->n - 1 - k];
-		p->n = t->n + 1;
-		p->flags = CS_RESOLVED | (t->partial ? CS_PARTIAL : 0);
+		f[0] = ev->ip;
+		for (size_t k = 0; k < q->n; k++)
+			f[k + 1] = q->ret[q->n - 1 - k];
+		free(p->frames);
+		p->frames = f;
+		p->n = q->n + 1;
+		p->flags = CS_RESOLVED | (q->partial ? CS_PARTIAL : 0);
+		r->at[i] = ev->time;
 	}
 	return 0;
 }
@@ -129,22 +164,39 @@ static int is_call(const struct ptd_event *ev)
 	return ev->iclass == PTD_IC_IND_CALL;
 }
 
-static int on_insn(struct cs_run *r, struct tstack *t, const struct ptd_event *ev)
+static int on_insn(struct cs_run *r, struct tgroup *g, struct qstack *q,
+		   const struct ptd_event *ev)
 {
-	if (t->pending_ret) {
-		returned_to(t, ev->ip);
-		t->pending_ret = 0;
+	if (q->pending_ret) {
+		returned_to(q, ev->ip);
+		q->pending_ret = 0;
 	}
-	if ((ev->flags & PTD_EVF_TIME_VALID) && resolve(r, t, ev))
+	if ((ev->flags & PTD_EVF_TIME_VALID) && resolve(r, g, q, ev))
 		return PTD_ERR_NOMEM;
 	if (is_call(ev)) {
-		if (util_grow((void **)&t->ret, &t->cap, t->n + 1, sizeof(*t->ret)))
+		if (util_grow((void **)&q->ret, &q->cap, q->n + 1, sizeof(*q->ret)))
 			return PTD_ERR_NOMEM;
-		t->ret[t->n++] = ev->ip + ev->size;
+		q->ret[q->n++] = ev->ip + ev->size;
 	} else if (ev->iclass == PTD_IC_RETURN) {
-		t->pending_ret = 1;
+		q->pending_ret = 1;
 	}
 	return 0;
+}
+
+/* A thread that ran in several queues (CPUs) had each part of its flow
+ * in a stack of its own: frames opened elsewhere are missing. */
+static void finish(struct cs_run *r)
+{
+	for (size_t i = 0; i < r->nt; i++) {
+		struct tgroup *g = &r->t[i];
+
+		for (size_t k = g->lo; g->nq > 1 && k < g->end; k++)
+			if (r->p[r->order[k]].flags & CS_RESOLVED)
+				r->p[r->order[k]].flags |= CS_PARTIAL;
+		for (size_t k = 0; k < g->nq; k++)
+			free(g->q[k].ret);
+		free(g->q);
+	}
 }
 
 int callstacks_resolve(struct ptd_session *s, struct cs_probe *p, size_t n)
@@ -154,20 +206,23 @@ int callstacks_resolve(struct ptd_session *s, struct cs_probe *p, size_t n)
 	int rc = set_up(&r, n);
 
 	while (!rc && (rc = ptd_next(s, &ev)) == 0) {
-		struct tstack *t = ev.tid >= 0 ? find(&r, ev.tid) : NULL;
+		struct tgroup *g = ev.tid >= 0 ? find(&r, ev.tid) : NULL;
+		struct qstack *q = g ? queue_of(g, ev.queue) : NULL;
 
-		if (!t)
+		if (g && !q)
+			rc = PTD_ERR_NOMEM;
+		else if (!q)
 			continue;
-		if (ev.kind == PTD_EV_INSN)
-			rc = on_insn(&r, t, &ev);
+		else if (ev.kind == PTD_EV_INSN)
+			rc = on_insn(&r, g, q, &ev);
 		else if (ev.kind == PTD_EV_ERROR || ev.kind == PTD_EV_GAP ||
 			 ev.kind == PTD_EV_OVERFLOW)
-			t->partial = 1;
+			q->partial = 1;
 	}
-	for (size_t i = 0; i < r.nt; i++)
-		free(r.t[i].ret);
+	finish(&r);
 	free(r.t);
 	free(r.order);
+	free(r.at);
 	return rc;
 }
 

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * callstacks (stage: cli/) - the call stack of a thread at given instants,
- * from the decoded flow: a shadow stack per thread (a call pushes its
- * return address, a return pops down to where it went), read at the first
- * instruction of the thread after each instant.
+ * from the decoded flow: a shadow stack per thread and queue (a call
+ * pushes its return address, a return pops down to where it went), read
+ * at the thread's first instruction after each instant (the earliest of
+ * any queue's: the flow comes queue by queue).
  */
 #ifndef PTD_CLI_CALLSTACKS_H
 #define PTD_CLI_CALLSTACKS_H
@@ -16,7 +17,9 @@
 enum {
 	CS_RESOLVED = 1 << 0,   /* the thread ran after the instant */
 	CS_PARTIAL = 1 << 1,    /* an error, gap or overflow came before it
-				 * in that thread: frames may be missing */
+				 * in that thread, or the thread ran in
+				 * several queues (CPUs): frames may be
+				 * missing */
 };
 
 /* "Thread tid at time": the stack as the next instruction ip followed by

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""check_synth.py PTSYNTH PTDECODE OUT.ptd fp|nofp|dwarf PROG
+"""check_synth.py PTSYNTH PTDECODE OUT.ptd fp|nofp|dwarf|threads PROG
 
 Records PROG with `ptsynth record --sample-every N` and checks ptdecode's
 samples against ptsynth's ground truth (OUT.ptd/samples.truth, from ptrace):
@@ -17,7 +17,9 @@ samples against ptsynth's ground truth (OUT.ptd/samples.truth, from ptrace):
   unwinder, `--unwind dwarf`, program built without them): the frames up
   to main's are always right; nofp (frame pointers, program built without
   them): the unwinder goes wrong inside the program's own frames, and the
-  check catches it.
+  check catches it; threads: samples of every thread of a threaded
+  program (frame pointers on libc code without them), each stitched and
+  stacked in its own thread.
 Exit 0 pass, 1 fail, 77 skip.
 """
 import json
@@ -152,6 +154,8 @@ def main():
         fail("%s: %d unwindings wrong inside the program's own frames" % (kind, own_wrong))
     if kind == "nofp" and (not own_wrong or not expect_disagree):
         fail("no frame pointers, yet the unwinder was never wrong in the program's frames")
+    if kind == "threads" and len({s[1] for s in samples}) < 3:
+        fail("samples of %d threads only" % len({s[1] for s in samples}))
     if not missing:
         fail("no sample whose deferred part never came (the fixture ends in a loop "
              "without syscalls for that)")
