@@ -475,6 +475,7 @@ struct ptd_sample {
 	uint32_t cpumode;     /* record misc & 7: 1 kernel, 2 user, ... */
 	uint32_t flags;       /* enum ptd_sample_flags */
 	const char *comm;     /* thread name when the sample was read, or "" */
+	const char *event;    /* the event's name ("cpu-clock"), or "" */
 	/* addresses innermost first, context markers left out (as perf
 	 * script lists them), with each one's context */
 	const uint64_t *callchain;

@@ -83,6 +83,7 @@ PTD_API int ptd_samples_next(struct ptd_samples *sp, struct ptd_sample *smp)
 	o.cpumode = e->cpumode;
 	o.flags = e->flags;
 	o.comm = e->comm;
+	o.event = ss->events[e->event];
 	o.callchain = e->cc_n ? ss->frames + e->cc_off : NULL;
 	o.callchain_ctx = e->cc_n ? ss->ctx + e->cc_off : NULL;
 	o.callchain_nr = e->cc_n;

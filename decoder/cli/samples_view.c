@@ -137,6 +137,10 @@ static void sample_json(struct sv *v, const struct ptd_sample *smp, size_t idx)
 		"\"tid\":%d,\"ip\":\"%#" PRIx64 "\",\"period\":%" PRIu64 ",\"comm\":",
 		smp->time, smp->cpu, smp->pid, smp->tid, smp->ip, smp->period);
 	json_string(f, smp->comm);
+	if (smp->event[0]) {
+		fputs(",\"event\":", f);
+		json_string(f, smp->event);
+	}
 	json_addrs(f, "callchain", smp->callchain, smp->callchain_nr);
 	if (smp->flags & PTD_SAMPLE_STITCHED)
 		fprintf(f, ",\"deferred\":{\"cookie\":%" PRIu64 ",\"time\":%" PRIu64 "}",
@@ -183,8 +187,9 @@ static void sample_text(struct sv *v, const struct ptd_sample *smp, size_t idx)
 	fprintf(f, "%16s %6d/%-6d ", smp->comm[0] ? smp->comm : ":-1", smp->pid, smp->tid);
 	if (smp->cpu >= 0)
 		fprintf(f, "[%03d] ", smp->cpu);
-	fprintf(f, "%5" PRIu64 ".%06" PRIu64 ": %10" PRIu64 " sample:\n",
-		smp->time / 1000000000u, smp->time % 1000000000u / 1000u, smp->period);
+	fprintf(f, "%5" PRIu64 ".%06" PRIu64 ": %10" PRIu64 " %s:\n",
+		smp->time / 1000000000u, smp->time % 1000000000u / 1000u, smp->period,
+		smp->event[0] ? smp->event : "sample");
 	for (size_t k = 0; k < smp->callchain_nr; k++)
 		frame_line(v, smp->callchain_ctx[k] == PTD_FRAME_KERNEL ? -1 : smp->pid,
 			   smp->callchain[k]);

@@ -462,6 +462,42 @@ static int add_build_id(struct perfdata *pd, const uint8_t *p, size_t size)
 	return 0;
 }
 
+/* HEADER_EVENT_DESC: u32 nr, u32 attr size, then per event the attr, u32
+ * nr_ids, the name (a perf string) and the ids.  Names the attrs, in the
+ * attr section's order. */
+static int parse_event_desc(struct perfdata *pd, const uint8_t *p, size_t len)
+{
+	uint32_t nr, asz;
+
+	if (len < 8)
+		return -1;
+	nr = util_le32(p);
+	asz = util_le32(p + 4);
+	p += 8;
+	len -= 8;
+	for (uint32_t i = 0; i < nr; i++) {
+		uint32_t nids;
+		char *name;
+
+		if (len < (size_t)asz + 4)
+			return -1;
+		nids = util_le32(p + asz);
+		p += asz + 4;
+		len -= asz + 4;
+		if (!(name = get_string(&p, &len)) || nids > len / 8) {
+			free(name);
+			return -1;
+		}
+		p += 8 * (size_t)nids;
+		len -= 8 * (size_t)nids;
+		if (i < pd->info.nattrs && !pd->info.attrs[i].name)
+			pd->info.attrs[i].name = name;
+		else
+			free(name);
+	}
+	return 0;
+}
+
 /* Parses one feature's contents.  Returns 0, or -1 when malformed (the
  * caller warns). */
 static int parse_feature(struct perfdata *pd, unsigned feat, const uint8_t *p,
@@ -552,6 +588,8 @@ static int parse_feature(struct perfdata *pd, unsigned feat, const uint8_t *p,
 		in->naux_index = nr;
 		return 0;
 	}
+	case PD_FEAT_EVENT_DESC:
+		return parse_event_desc(pd, p, len);
 	case PD_FEAT_CLOCKID:
 		if (len < 8)
 			return -1;
@@ -1312,8 +1350,10 @@ void perfdata_close(struct perfdata *pd)
 		munmap(pd->win, pd->win_len);
 	if (pd->fd >= 0)
 		close(pd->fd);
-	for (i = 0; i < in->nattrs; i++)
+	for (i = 0; i < in->nattrs; i++) {
 		free(in->attrs[i].ids);
+		free(in->attrs[i].name);
+	}
 	free(in->attrs);
 	for (i = 0; i < in->nbuild_ids; i++)
 		free(in->build_ids[i].filename);

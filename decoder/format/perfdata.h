@@ -35,6 +35,7 @@ struct perfdata_attr {
 	int32_t clockid;
 	uint64_t config1, config2;
 	uint64_t branch_sample_type;
+	char *name;              /* HEADER_EVENT_DESC's ("cpu-clock"), or NULL */
 	uint64_t *ids;
 	size_t nids;
 };

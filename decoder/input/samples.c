@@ -25,6 +25,7 @@ struct comm_ent {
 
 struct loader {
 	struct sample_set *ss;
+	struct perfdata *pd;    /* events[i] names its attrs[i] */
 	struct comm_ent *comms;
 	size_t ncomms, ccap;
 	uint64_t seq;
@@ -136,6 +137,18 @@ static int find_deferred(const uint64_t *cc, size_t n, uint64_t *cookie)
 	return 0;
 }
 
+/* The index of a's name; the last ("") for an unknown attr or one added
+ * after the names were taken (pipe mode). */
+static size_t event_of(struct loader *l, const struct perfdata_attr *a)
+{
+	const struct perfdata_info *in = perfdata_get_info(l->pd);
+	size_t unknown = l->ss->nevents - 1;
+
+	if (!a || a < in->attrs || a >= in->attrs + in->nattrs)
+		return unknown;
+	return (size_t)(a - in->attrs) < unknown ? (size_t)(a - in->attrs) : unknown;
+}
+
 static int on_sample(struct loader *l, const struct perfdata_record *r)
 {
 	struct sample_set *ss = l->ss;
@@ -166,6 +179,7 @@ static int on_sample(struct loader *l, const struct perfdata_record *r)
 	e->tid = a && (a->sample_type & PD_SAMPLE_TID) ? (int32_t)s.tid : -1;
 	e->cpumode = r->misc & PD_MISC_CPUMODE_MASK;
 	snprintf(e->comm, sizeof(e->comm), "%s", comm_of(l, e->tid));
+	e->event = event_of(l, r->attr);
 	if (rc == PTD_ERR_TRUNCATED) {  /* the callchain's nr runs past it */
 		e->flags |= PTD_SAMPLE_CALLCHAIN_BAD;
 		ss->st.callchains++;
@@ -399,11 +413,30 @@ static int report(struct sample_set *ss, const char *path)
 	return rc ? PTD_ERR_NOMEM : 0;
 }
 
+/* The attrs' names, and "" last for samples of no known attr. */
+static int name_events(struct loader *l, struct perfdata *pd)
+{
+	const struct perfdata_info *in = perfdata_get_info(pd);
+	struct sample_set *ss = l->ss;
+
+	l->pd = pd;
+	if (!(ss->events = calloc(in->nattrs + 1, sizeof(*ss->events))))
+		return PTD_ERR_NOMEM;
+	for (size_t i = 0; i <= in->nattrs; i++, ss->nevents++)
+		if (!(ss->events[i] = strdup(i < in->nattrs && in->attrs[i].name ?
+					     in->attrs[i].name : "")))
+			return PTD_ERR_NOMEM;
+	return 0;
+}
+
 static int read_records(struct loader *l, struct perfdata *pd, char *err,
 			size_t errlen)
 {
 	struct perfdata_record r;
-	int rc;
+	int rc = name_events(l, pd);
+
+	if (rc)
+		return rc;
 
 	while ((rc = perfdata_next(pd, &r)) == 0 || rc == PTD_ERR_UNSUPPORTED) {
 		if (rc)
@@ -475,6 +508,9 @@ void samples_free(struct sample_set *ss)
 		return;
 	for (size_t i = 0; i < ss->nwarnings; i++)
 		free(ss->warnings[i]);
+	for (size_t i = 0; i < ss->nevents; i++)
+		free(ss->events[i]);
+	free(ss->events);
 	free(ss->warnings);
 	free(ss->v);
 	free(ss->raw);

@@ -24,6 +24,7 @@ struct sample_entry {
 	int32_t cpu, pid, tid;
 	uint32_t cpumode, flags;      /* PTD_SAMPLE_* */
 	char comm[16];
+	size_t event;                 /* index into events */
 	int deferred;                 /* its user part is deferred */
 	size_t raw_off, raw_n;        /* its callchain as recorded (pool raw) */
 	size_t cc_off, cc_n;          /* stitched, markers out (frames, ctx) */
@@ -42,6 +43,8 @@ struct sample_set {
 	size_t nbr, brcap;
 	struct sample_deferred *def;  /* CALLCHAIN_DEFERRED records */
 	size_t ndef, defcap;
+	char **events;                /* the attrs' names, "" when unnamed */
+	size_t nevents;
 	struct ptd_samples_stats st;
 	char **warnings;
 	size_t nwarnings;

@@ -48,14 +48,14 @@ if rec.returncode != 0 or not os.path.exists(data):
     skip("perf record -g -e cpu-clock failed here: " + rec.stderr.strip()[-300:])
 
 scr = subprocess.run(["perf", "script", "-i", data, "--show-mmap-events", "--show-task-events",
-                      "-F", "tid,time,ip,sym,symoff,dso"], env=env, stdout=subprocess.PIPE,
+                      "-F", "tid,time,event,ip,sym,symoff,dso"], env=env, stdout=subprocess.PIPE,
                      stderr=subprocess.PIPE, text=True)
 if scr.returncode != 0:
     fail("perf script: " + scr.stderr[-500:])
 
 mmap_re = re.compile(r"PERF_RECORD_MMAP2? (-?\d+)/\d+: \[0x([0-9a-f]+)\((0x[0-9a-f]+)\) "
                      r"@ (0x[0-9a-f]+|\d+)[^\]]*\]: \S+ (.*)$")
-head_re = re.compile(r"^\s*(\d+)\s+(\d+)\.(\d{6}):\s*$")
+head_re = re.compile(r"^\s*(\d+)\s+(\d+)\.(\d{6}):\s+(\S+):\s*$")
 frame_re = re.compile(r"^\t\s*([0-9a-f]+) (.*) \((.*)\)$")
 fork_re = re.compile(r"PERF_RECORD_FORK\((\d+):\d+\):\((\d+):\d+\)")
 parent = {}        # pid -> parent pid (a child has its parent's mappings)
@@ -74,7 +74,7 @@ for line in scr.stdout.splitlines():
         continue
     m = head_re.match(line)
     if m:
-        cur = (int(m.group(1)), int(m.group(2)), int(m.group(3)), [])
+        cur = (int(m.group(1)), int(m.group(2)), int(m.group(3)), [], m.group(4))
         perf.append(cur)
         continue
     m = frame_re.match(line)
@@ -108,7 +108,9 @@ def same(addr, paddr, dso, pid):
 
 
 frames = relative = 0
-for i, (o, (tid, sec, usec, pf)) in enumerate(zip(ours, perf)):
+for i, (o, (tid, sec, usec, pf, event)) in enumerate(zip(ours, perf)):
+    if o.get("event") != event:
+        fail("sample %d: event %s, perf script %s" % (i, o.get("event"), event))
     if o["tid"] != tid or (o["time"] // 10**9, o["time"] % 10**9 // 1000) != (sec, usec):
         fail("sample %d: tid %d time %d, perf script: %d %d.%06d" % (i, o["tid"], o["time"],
                                                                      tid, sec, usec))
@@ -124,7 +126,7 @@ text = subprocess.run([ptdecode, "--samples", "-q", data], stdout=subprocess.PIP
                       stderr=subprocess.PIPE, text=True).stdout
 tf = [(m.group(2), m.group(3)) for m in
       (frame_re.match(l) for l in text.splitlines()) if m]
-pfl = [f for _, _, _, pf in perf for f in pf]
+pfl = [f for _, _, _, pf, _ in perf for f in pf]
 if len(tf) != len(pfl):
     fail("text view: %d frames, perf script %d" % (len(tf), len(pfl)))
 named = alias = plt = 0

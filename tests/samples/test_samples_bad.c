@@ -156,6 +156,7 @@ static void check_api(const char *path)
 	CHECK(ptd_samples_next(sp, &s) == 0);
 	check_sample(&s, 100, PTD_SAMPLE_STITCHED, s1, 4);
 	CHECK(s.cookie == 5 && s.deferred_time == 120);
+	CHECK(!strcmp(s.event, "instructions"));
 	CHECK(s.callchain_ctx[0] == PTD_FRAME_KERNEL && s.callchain_ctx[1] == PTD_FRAME_USER);
 	CHECK(ptd_samples_next(sp, &s) == 0);
 	check_sample(&s, 105, 0, s7, 2);
