@@ -270,9 +270,9 @@ static int check_one(struct sv *v, const struct ptd_sample *smp, size_t idx)
 	v->checked++;
 	if ((why = differ(rec, nr, p->frames, p->n, &at))) {
 		v->disagree++;
-		fprintf(v->out, "%" PRIu64 ".%06" PRIu64 " %d/%d ip %#" PRIx64 ": %s "
+		fprintf(v->out, "%" PRIu64 ".%09" PRIu64 " %d/%d ip %#" PRIx64 ": %s "
 			"(frame %zu of %zu recorded, %zu in the trace%s)\n",
-			smp->time / 1000000000u, smp->time % 1000000000u / 1000u,
+			smp->time / 1000000000u, smp->time % 1000000000u,
 			smp->pid, smp->tid, smp->ip, why, at, nr, p->n,
 			p->flags & CS_PARTIAL ? "; trace stack after a decode error" : "");
 		addr_list(v->out, "recorded", rec, nr);

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""check_synth.py PTSYNTH PTDECODE OUT.ptd fp|nofp|dwarf|threads PROG
+"""check_synth.py PTSYNTH PTDECODE OUT.ptd fp|nofp|mixed|dwarf|threads PROG
 
 Records PROG with `ptsynth record --sample-every N` and checks ptdecode's
 samples against ptsynth's ground truth (OUT.ptd/samples.truth, from ptrace):
@@ -17,9 +17,12 @@ samples against ptsynth's ground truth (OUT.ptd/samples.truth, from ptrace):
   unwinder, `--unwind dwarf`, program built without them): the frames up
   to main's are always right; nofp (frame pointers, program built without
   them): the unwinder goes wrong inside the program's own frames, and the
-  check catches it; threads: samples of every thread of a threaded
-  program (frame pointers on libc code without them), each stitched and
-  stacked in its own thread.
+  check catches it (truncated stacks); mixed (outer functions with frame
+  pointers, inner ones without): frames missing; threads: samples of every thread of a threaded
+  program (frame pointers on libc code without them: wrong frames), each
+  stitched and stacked in its own thread.
+Every listed disagreement's kind (truncated, missing frames, wrong
+frames) must be the one the ground truth's two stacks show.
 Exit 0 pass, 1 fail, 77 skip.
 """
 import json
@@ -72,6 +75,17 @@ def main_range(prog):
     fail("no main in %s" % prog)
 
 
+def how_wrong(rec, true):
+    """truncated: a prefix of the true stack; missing frames: the true
+    stack with frames left out; wrong frames: anything else."""
+    if true[:len(rec)] == rec:
+        return "truncated"
+    it = iter(true)
+    if rec[0] == true[0] and all(a in it for a in rec):
+        return "missing frames"
+    return "wrong frames"
+
+
 def deferred_of(deferred, t, tid, cookie):
     for d in sorted(deferred):
         if d[1] == tid and d[2] == cookie and d[0] >= t:
@@ -102,7 +116,7 @@ def main():
     got = [json.loads(l) for l in run([ptdecode, "--samples", "--format=json", cap]).splitlines()]
     if len(got) != len(samples):
         fail("%d samples listed, ptsynth wrote %d" % (len(got), len(samples)))
-    expect_disagree = set()
+    expect_disagree = {}
     checked = stitched = missing = 0
     for (t, tid, cookie, stack), g in zip(samples, got):
         if g["time"] != t or g["tid"] != tid:
@@ -124,22 +138,23 @@ def main():
             if d[3]:
                 checked += 1
                 if d[3] != d[4]:
-                    expect_disagree.add(t)
+                    expect_disagree[t] = how_wrong(d[3], d[4])
         ts = [int(x, 16) for x in g.get("trace_stack", [])]
         if ts != stack:
             fail("sample at %d: trace stack %s, ptrace's %s"
                  % (t, [hex(a) for a in ts], [hex(a) for a in stack]))
 
     out = run([ptdecode, "--check-callchains", cap]).splitlines()
-    listed = set()
+    listed = {}
     for line in out:
-        m = re.match(r"(\d+)\.(\d{6}) \d+/\d+ ip 0x[0-9a-f]+: (truncated|missing frames|wrong frames)", line)
+        m = re.match(r"(\d+)\.(\d{9}) \d+/\d+ ip 0x[0-9a-f]+: (truncated|missing frames|wrong frames)", line)
         if m:
-            listed.add((int(m.group(1)), int(m.group(2))))
-    want = {(t // 10**9, t % 10**9 // 1000) for t in expect_disagree}
+            listed[(int(m.group(1)), int(m.group(2)))] = m.group(3)
+    want = {(t // 10**9, t % 10**9): k for t, k in expect_disagree.items()}
     if listed != want:
         fail("--check-callchains listed %d samples, the ground truth disagrees at %d (%s)"
-             % (len(listed), len(want), sorted(listed ^ want)[:5]))
+             % (len(listed), len(want), sorted(set(listed.items()) ^ set(want.items()))[:5]))
+    kinds = {k: list(want.values()).count(k) for k in set(want.values())}
     last = "callchains checked: %d, disagree: %d" % (checked, len(expect_disagree))
     if out[-1] != last:
         fail("last line %r, expected %r" % (out[-1], last))
@@ -154,15 +169,18 @@ def main():
         fail("%s: %d unwindings wrong inside the program's own frames" % (kind, own_wrong))
     if kind == "nofp" and (not own_wrong or not expect_disagree):
         fail("no frame pointers, yet the unwinder was never wrong in the program's frames")
+    need = {"nofp": "truncated", "mixed": "missing frames", "threads": "wrong frames"}
+    if kind in need and not kinds.get(need[kind]):
+        fail("%s: no disagreement of the kind %r (%s)" % (kind, need[kind], kinds))
     if kind == "threads" and len({s[1] for s in samples}) < 3:
         fail("samples of %d threads only" % len({s[1] for s in samples}))
     if not missing:
         fail("no sample whose deferred part never came (the fixture ends in a loop "
              "without syscalls for that)")
     print("ok: %d samples (%d stitched, %d never got their deferred part), %d deferred "
-          "records; trace stacks equal ptrace's; %s; %d unwindings wrong in the "
+          "records; trace stacks equal ptrace's; %s %s; %d unwindings wrong in the "
           "program's own frames" % (len(samples), stitched, missing, len(deferred), last,
-                                    own_wrong))
+                                    kinds, own_wrong))
 
 
 main()
