@@ -48,6 +48,8 @@ static int open_trace(struct sv *v)
 
 	oo.flags &= ~(unsigned)PTD_OPEN_COUNT_ONLY;
 	oo.flags |= PTD_OPEN_SIDEBAND_ONLY;
+	/* the stacks need the whole flow; --time selects samples */
+	oo.time_start = oo.time_end = oo.max_insns = 0;
 	rc = ptd_open(&v->s, v->o->input, &oo);
 	if (rc == 0 && ptd_get_stats(v->s, &st) == 0 && !st.queues) {
 		v->trace = 0;
@@ -284,12 +286,26 @@ static int check_one(struct sv *v, const struct ptd_sample *smp, size_t idx)
 
 /* ---- running ------------------------------------------------------------ */
 
+/* --cpu-filter, --pid, --tid and --time, as for the flow views. */
+static int selected(const struct cli_opts *o, const struct ptd_sample *smp)
+{
+	struct ptd_event ev = { .cpu = smp->cpu, .pid = smp->pid, .tid = smp->tid };
+
+	if (o->open.time_start && smp->time < o->open.time_start)
+		return 0;
+	if (o->open.time_end && smp->time > o->open.time_end)
+		return 0;
+	return cli_selected(o, &ev);
+}
+
 static int each_sample(struct sv *v)
 {
 	struct ptd_sample smp = { .sz = sizeof(smp) };
 	size_t idx = 0;
 
 	for (; ptd_samples_next(v->sp, &smp) == 0; idx++) {
+		if (!selected(v->o, &smp))
+			continue;
 		if (v->o->check_callchains) {
 			if (check_one(v, &smp, idx))
 				return PTD_ERR_NOMEM;

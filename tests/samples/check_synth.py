@@ -174,6 +174,11 @@ def main():
         fail("%s: no disagreement of the kind %r (%s)" % (kind, need[kind], kinds))
     if kind == "threads" and len({s[1] for s in samples}) < 3:
         fail("samples of %d threads only" % len({s[1] for s in samples}))
+    if kind == "threads":
+        tid = samples[-1][1]
+        sel = run([ptdecode, "--samples", "--format=json", "--tid", str(tid), cap]).splitlines()
+        if sorted(json.loads(l)["time"] for l in sel) != [s[0] for s in samples if s[1] == tid]:
+            fail("--tid %d does not select that thread's samples" % tid)
     if not missing:
         fail("no sample whose deferred part never came (the fixture ends in a loop "
              "without syscalls for that)")
