@@ -14,7 +14,7 @@
 #include <elfutils/libdwfl.h>
 #endif
 
-#define MAX_STACK 127           /* the kernel's default perf_event_max_stack */
+#define MAX_STACK PD_MAX_STACK_DEPTH
 #define MAX_THREADS 64
 
 /* The simulated interrupt's kernel frames (no real kernel code). */

@@ -154,6 +154,8 @@
 #define PD_CONTEXT_GUEST_KERNEL ((uint64_t)-2176)
 #define PD_CONTEXT_GUEST_USER ((uint64_t)-2560)
 #define PD_CONTEXT_MAX ((uint64_t)-4095)
+/* Entries of a callchain by default (kernel.perf_event_max_stack). */
+#define PD_MAX_STACK_DEPTH 127
 
 /* read_format bits */
 #define PD_FORMAT_TOTAL_TIME_ENABLED (1u << 0)

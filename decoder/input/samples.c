@@ -370,6 +370,12 @@ static int stitch(struct sample_set *ss)
 		e->cc_n = ss->nframes - e->cc_off;
 	}
 	free(match);
+	/* what stitching needed is in the frames now */
+	free(ss->raw);
+	free(ss->def);
+	ss->raw = NULL;
+	ss->def = NULL;
+	ss->nraw = ss->rawcap = ss->ndef = ss->defcap = 0;
 	return rc;
 }
 
