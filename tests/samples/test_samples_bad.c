@@ -4,7 +4,8 @@
  * time order (not file order), a cookie reused, a deferred record of
  * another thread or with an unknown cookie, a deferred part that never
  * comes, a callchain longer than its record, a deferred marker without a
- * cookie, a deferred record too short for its nr.  The expectations are
+ * cookie, a deferred record too short for its nr; guest and hypervisor
+ * contexts.  The expectations are
  * written out here by hand; ptd_samples_* and `ptdecode --samples` must
  * count and flag each, and never fail.
  *
@@ -106,6 +107,8 @@ static void write_file(const char *path)
 	const uint64_t nocookie[] = { PD_CONTEXT_KERNEL, K1, PD_CONTEXT_USER_DEFERRED };
 	const uint64_t user[] = { PD_CONTEXT_USER, 0x401000, 0x402000 };
 	const uint64_t u123[] = { 0x401111, 0x402222, 0x403333 }, u4[] = { 0x404444 };
+	const uint64_t guest[] = { PD_CONTEXT_GUEST_KERNEL, 0xffffffff81000020ull,
+				   PD_CONTEXT_GUEST_USER, 0x405555, PD_CONTEXT_HV, 0x1234 };
 
 	CHECK(perfwrite_open(&w, path, err, sizeof(err)) == 0);
 	add_attr();
@@ -121,6 +124,7 @@ static void write_file(const char *path)
 	sample(PID, 180, 1000, def5, 4, 0);           /* S5: nr past the record */
 	sample(PID, 190, 3, nocookie, 3, 0);          /* S6: marker, no cookie */
 	deferred_short(PID, 200);                     /* D5: nr past the record */
+	sample(PID, 210, 6, guest, 6, 0);             /* S8: guest and hv frames */
 	CHECK(perfwrite_close(w, err, sizeof(err)) == 0);
 }
 
@@ -142,6 +146,7 @@ static void check_api(const char *path)
 {
 	const uint64_t s1[] = { K1, 0x401111, 0x402222, 0x403333 }, s3[] = { K1, 0x404444 };
 	const uint64_t s4[] = { K1 }, s7[] = { 0x401000, 0x402000 };
+	const uint64_t s8[] = { 0xffffffff81000020ull, 0x405555, 0x1234 };
 	struct ptd_samples_stats st = { .sz = sizeof(st) };
 	struct ptd_sample s = { .sz = sizeof(s) };
 	struct ptd_samples *sp;
@@ -172,14 +177,18 @@ static void check_api(const char *path)
 	check_sample(&s, 180, PTD_SAMPLE_CALLCHAIN_BAD, NULL, 0);
 	CHECK(ptd_samples_next(sp, &s) == 0);
 	check_sample(&s, 190, PTD_SAMPLE_CALLCHAIN_BAD, NULL, 0);
+	CHECK(ptd_samples_next(sp, &s) == 0);
+	check_sample(&s, 210, 0, s8, 3);
+	CHECK(s.callchain_ctx[0] == PTD_FRAME_GUEST_KERNEL &&
+	      s.callchain_ctx[1] == PTD_FRAME_GUEST_USER && s.callchain_ctx[2] == PTD_FRAME_HV);
 	CHECK(ptd_samples_next(sp, &s) == PTD_ERR_END);
 
 	CHECK(ptd_samples_get_stats(sp, &st) == 0);
-	CHECK(st.samples == 7 && st.callchains == 7);
+	CHECK(st.samples == 8 && st.callchains == 8);
 	CHECK(st.deferred_samples == 4 && st.stitched == 3 && st.deferred_missing == 1);
 	CHECK(st.deferred_records == 5 && st.deferred_unmatched == 2);
 	CHECK(st.cookies_reused == 1 && st.callchains_bad == 2 && st.records_bad == 1);
-	CHECK(st.branch_stacks == 6);
+	CHECK(st.branch_stacks == 7);
 	CHECK(ptd_samples_warning_count(sp) == 5);
 	ptd_samples_close(sp);
 
