@@ -2,6 +2,7 @@
 #include "ptcapdir.h"
 #include "intel_pt_info.h"
 #include "ptdecode.h"
+#include "util.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +30,8 @@ static void attr_common(uint8_t attr[128], const struct ptcap_opts *o,
 			uint32_t type, uint64_t config, uint64_t flags)
 {
 	uint64_t st = PD_SAMPLE_IP | PD_SAMPLE_TID | PD_SAMPLE_TIME |
-		      PD_SAMPLE_CPU | PD_SAMPLE_IDENTIFIER;
+		      PD_SAMPLE_CPU | PD_SAMPLE_IDENTIFIER |
+		      (o->sample_period ? PD_SAMPLE_CALLCHAIN : 0);
 
 	memset(attr, 0, 128);
 	put32(attr + PD_ATTR_OFF_TYPE, type);
@@ -60,16 +62,28 @@ static int add_attrs(struct perfwrite *pw, const struct ptcap_opts *o)
 		    PD_ATTR_FLAG_MMAP | PD_ATTR_FLAG_COMM | PD_ATTR_FLAG_TASK |
 		    PD_ATTR_FLAG_MMAP2 | PD_ATTR_FLAG_COMM_EXEC |
 		    PD_ATTR_FLAG_CONTEXT_SWITCH | o->sideband_flags);
+	if (o->sample_period)
+		put64(attr + PD_ATTR_OFF_FLAGS, util_le64(attr + PD_ATTR_OFF_FLAGS) |
+		      PD_ATTR_FLAG_DEFER_OUTPUT);
 	id = PTCAP_DUMMY_ID;
 	rc = perfwrite_add_attr(pw, attr, &id, 1, o->kernel ? "dummy:k" : "dummy:u");
-	if (rc || !o->guest)
+	if (!rc && o->guest) {
+		attr_common(attr, o, PD_TYPE_SOFTWARE, PD_COUNT_SW_DUMMY,
+			    PD_ATTR_FLAG_MMAP | PD_ATTR_FLAG_COMM | PD_ATTR_FLAG_TASK |
+			    PD_ATTR_FLAG_MMAP2 | PD_ATTR_FLAG_COMM_EXEC |
+			    PD_ATTR_FLAG_CONTEXT_SWITCH | PD_ATTR_FLAG_EXCLUDE_HOST);
+		id = PTCAP_GUEST_ID;
+		rc = perfwrite_add_attr(pw, attr, &id, 1, "dummy:u");
+	}
+	if (rc || !o->sample_period)
 		return rc;
-	attr_common(attr, o, PD_TYPE_SOFTWARE, PD_COUNT_SW_DUMMY,
-		    PD_ATTR_FLAG_MMAP | PD_ATTR_FLAG_COMM | PD_ATTR_FLAG_TASK |
-		    PD_ATTR_FLAG_MMAP2 | PD_ATTR_FLAG_COMM_EXEC |
-		    PD_ATTR_FLAG_CONTEXT_SWITCH | PD_ATTR_FLAG_EXCLUDE_HOST);
-	id = PTCAP_GUEST_ID;
-	return perfwrite_add_attr(pw, attr, &id, 1, "dummy:u");
+	attr_common(attr, o, PD_TYPE_HARDWARE, PD_COUNT_HW_INSTRUCTIONS, 0);
+	put64(attr + PD_ATTR_OFF_SAMPLE_PERIOD, o->sample_period);
+	put64(attr + PD_ATTR_OFF_FLAGS, PD_ATTR_FLAG_DISABLED | PD_ATTR_FLAG_EXCLUDE_HV |
+	      PD_ATTR_FLAG_ENABLE_ON_EXEC | PD_ATTR_FLAG_SAMPLE_ID_ALL |
+	      PD_ATTR_FLAG_DEFER_CALLCHAIN);
+	id = PTCAP_SAMPLE_ID;
+	return perfwrite_add_attr(pw, attr, &id, 1, "instructions");
 }
 
 static int add_auxtrace_info(struct perfwrite *pw, const struct ptcap_opts *o)

@@ -19,6 +19,7 @@
 #define PTCAP_PT_ID 1000            /* sample id of the intel_pt attr */
 #define PTCAP_DUMMY_ID 1001         /* sample id of the sideband attr */
 #define PTCAP_GUEST_ID 1002         /* sample id of a guest's sideband attr */
+#define PTCAP_SAMPLE_ID 1003        /* sample id of the sampling attr */
 #define PTCAP_CPUID "GenuineIntel,6,158,10"   /* no errata perf applies */
 #define PTCAP_TIME_SHIFT 10
 #define PTCAP_TIME_MULT 1000
@@ -41,6 +42,10 @@ struct ptcap_opts {
 	int guest;                  /* a third attr: a guest's sideband
 				     * (exclude_host), id PTCAP_GUEST_ID, as
 				     * perf inject --guest-data adds it */
+	uint64_t sample_period;     /* > 0: one more attr, instructions sampled
+				     * every N with callchains whose user part
+				     * is deferred (defer_callchain; the
+				     * sideband attr has defer_output) */
 };
 
 /* The default clock, for ptsynth record and benchgen. */

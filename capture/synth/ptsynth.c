@@ -37,6 +37,7 @@
 #include "ptdecode.h"
 #include "ptcapdir.h"
 #include "ptgen.h"
+#include "sampler.h"
 #include "symtab.h"
 #include "synth_opts.h"
 #include "textstore.h"
@@ -70,6 +71,8 @@ struct opts {
 	int archive;         /* 1: the program's own ELF files, 2: all */
 	const char *filter;  /* --addr-filter: AUXTRACE_INFO's filter string */
 	int guest;           /* 1 --guest, 2 --guest-code (guestsb.h) */
+	uint64_t sample_every; /* --sample-every N (sampler.h) */
+	int unwind_dwarf;      /* --unwind dwarf */
 	char **cmd;
 };
 
@@ -129,6 +132,8 @@ struct synth {
 	int dyn;                   /* insn_at's instruction is dynamic code */
 	uint8_t dyn_code[16];
 	uint64_t jit_dumps, jit_dump_errors, jit_pages_left_out, jit_pages_changed;
+	struct sampler *smp;       /* --sample-every */
+	int sample_due;
 };
 
 static uint64_t perf_time(uint64_t tsc)
@@ -806,6 +811,8 @@ static void credit(struct synth *s, struct tinfo *t, uint64_t next)
 {
 	fprintf(s->expected, "0x%llx\n", (unsigned long long)t->ip);
 	s->ninsns++;
+	if (s->smp && sampler_insn(s->smp, t->tid, t->ip, t->in, next))
+		s->sample_due = 1;
 	check(s, ptgen_insn(s->gen, t->ip, t->in, next), "packet generation");
 }
 
@@ -955,6 +962,10 @@ static void process_stop(struct synth *s, struct sched *sc, pid_t tid, int statu
 			t->credited = 0;
 			if (t->in->cls == PTG_FAR)
 				after_syscall(s, nr);
+			if (t->in->cls == PTG_FAR && s->smp) {
+				struct perfwrite_sid sid = sid_for(s, (uint32_t)tid, DUMMY_ID);
+				check(s, sampler_to_user(s->smp, &sid), "CALLCHAIN_DEFERRED");
+			}
 		}
 		if (!t->in)
 			t->credited = 0;
@@ -1054,6 +1065,21 @@ static double rnd(struct sched *sc)
 	return (double)(sc->rng >> 11) / (double)(1ull << 53);
 }
 
+/* --sample-every: an interrupt in front of t->ip whose handler writes
+ * the sample (sampler.h). */
+static void take_sample(struct synth *s, struct tinfo *t)
+{
+	struct perfwrite_sid sid;
+
+	check(s, ptgen_async_disable(s->gen, t->ip), "packet generation");
+	ptgen_advance(s->gen, KERNEL_CYCLES / 2);
+	sid = sid_for(s, (uint32_t)t->tid, PTCAP_SAMPLE_ID);
+	check(s, sampler_sample(s->smp, &sid, t->ip), "SAMPLE");
+	ptgen_advance(s->gen, KERNEL_CYCLES / 2);
+	check(s, ptgen_enable(s->gen, t->ip), "packet generation");
+	s->sample_due = 0;
+}
+
 static void trace(struct synth *s, struct sched *sc)
 {
 	for (;;) {
@@ -1102,6 +1128,8 @@ static void trace(struct synth *s, struct sched *sc)
 			ptgen_advance(s->gen, KERNEL_CYCLES);
 			check(s, ptgen_enable(s->gen, t->ip), "packet generation");
 			s->ninterrupts++;
+		} else if (s->sample_due && !t->mid_rep) {
+			take_sample(s, t);
 		}
 		t->in = insn_at(s, t->ip);
 		if (s->dyn)
@@ -1168,7 +1196,12 @@ static const char usage_text[] =
 	"  --addr-filter S  write S as the IP filter string of AUXTRACE_INFO,\n"
 	"                   as perf record --filter does (kernel syntax:\n"
 	"                   \"filter 0xOFF/0xSIZE@FILE\"); the trace itself\n"
-	"                   is not filtered\n";
+	"                   is not filtered\n"
+	"  --sample-every N a SAMPLE every N instructions with a deferred user\n"
+	"                   callchain, written (frame pointers) at the thread's\n"
+	"                   next syscall return; ground truth in samples.truth\n"
+	"  --unwind fp|dwarf how that user callchain is unwound: frame pointers\n"
+	"                   (default, as the kernel does) or libdw's CFI unwinder\n";
 
 static FILE *create_file(const char *dir, const char *name)
 {
@@ -1220,6 +1253,14 @@ static void set_opt(void *ctx, int c, const char *arg)
 	case 'F': o->filter = arg; break;
 	case 'G': o->guest = 1; break;
 	case 'V': o->guest = 2; break;
+	case 'S': o->sample_every = strtoull(arg, NULL, 0); break;
+	case 'U':
+		if (!strcmp(arg, "dwarf") && !sampler_have_dwarf())
+			synth_die("--unwind dwarf needs libdw: this ptsynth was built without it");
+		if (strcmp(arg, "fp") && strcmp(arg, "dwarf"))
+			synth_die("--unwind must be fp or dwarf");
+		o->unwind_dwarf = !strcmp(arg, "dwarf");
+		break;
 	}
 }
 
@@ -1245,6 +1286,8 @@ static void parse_opts(struct synth *s, struct sched *sc, int argc, char **argv)
 		{ "addr-filter", required_argument, NULL, 'F' },
 		{ "guest", no_argument, NULL, 'G' },
 		{ "guest-code", no_argument, NULL, 'V' },
+		{ "sample-every", required_argument, NULL, 'S' },
+		{ "unwind", required_argument, NULL, 'U' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct opts *o = &s->o;
@@ -1263,6 +1306,8 @@ static void parse_opts(struct synth *s, struct sched *sc, int argc, char **argv)
 	if (!o->out || first >= argc)
 		synth_usage(usage_text);
 	synth_check_psb_period(o->psb_period);
+	if (o->guest && o->sample_every)
+		synth_die("--sample-every does not go with --guest or --guest-code");
 	if (o->mtc_period > 15)
 		synth_die("--mtc-period must be 0..15");
 	if ((o->mtc || o->cyc) && !o->tsc)
@@ -1320,7 +1365,8 @@ static void open_trace(struct synth *s)
 	struct ptcap_opts po = { .tsc = s->o.tsc, .retcomp = s->o.retcomp,
 				 .mtc = s->o.mtc, .mtc_period = s->o.mtc_period,
 				 .cyc = s->o.cyc, .filter = s->o.filter,
-				 .guest = s->o.guest == 1, PTCAP_DEFAULTS };
+				 .guest = s->o.guest == 1, .sample_period = s->o.sample_every,
+				 PTCAP_DEFAULTS };
 	struct ptgen_opts go = { 0 };
 	char path[4096];
 
@@ -1344,6 +1390,11 @@ static void open_trace(struct synth *s)
 	if (ptgen_new(&s->gen, &go, flush_piece, s) < 0)
 		synth_die("cannot set up the packet generator");
 	s->expected = create_file(s->o.out, "expected.insn");
+	if (s->o.sample_every &&
+	    !(s->smp = sampler_new(s->pw, s->o.sample_every, s->o.unwind_dwarf ?
+				   SAMPLER_UNWIND_DWARF : SAMPLER_UNWIND_FP, s->pid,
+				   s->memfd, create_file(s->o.out, "samples.truth"))))
+		synth_die("out of memory");
 }
 
 /* The sideband of CMD's start, and its first thread on the CPU. */
@@ -1415,6 +1466,7 @@ static void write_info(struct synth *s, const struct sched *sc, const struct ptg
 		(unsigned long long)gs->mtcs, (unsigned long long)gs->cycs);
 	if (s->jit_dumps || s->jit_dump_errors)
 		jit_report(s, f);
+	sampler_free(s->smp, f);
 	fclose(f);
 }
 

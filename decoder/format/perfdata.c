@@ -83,7 +83,8 @@ static const char *const record_names[] = {
 	REC(UNTHROTTLE), REC(FORK), REC(READ), REC(SAMPLE), REC(MMAP2),
 	REC(AUX), REC(ITRACE_START), REC(LOST_SAMPLES), REC(SWITCH),
 	REC(SWITCH_CPU_WIDE), REC(NAMESPACES), REC(KSYMBOL), REC(BPF_EVENT),
-	REC(CGROUP), REC(TEXT_POKE), REC(AUX_OUTPUT_HW_ID), REC(HEADER_ATTR),
+	REC(CGROUP), REC(TEXT_POKE), REC(AUX_OUTPUT_HW_ID), REC(CALLCHAIN_DEFERRED),
+	REC(HEADER_ATTR),
 	REC(HEADER_EVENT_TYPE), REC(HEADER_TRACING_DATA),
 	REC(HEADER_BUILD_ID), REC(FINISHED_ROUND), REC(ID_INDEX),
 	REC(AUXTRACE_INFO), REC(AUXTRACE), REC(AUXTRACE_ERROR),
@@ -326,6 +327,7 @@ static int parse_attr(const uint8_t *p, size_t avail, struct perfdata_attr *a)
 	a->type = util_le32(p + PD_ATTR_OFF_TYPE);
 	a->size = sz;
 	a->config = util_le64(p + PD_ATTR_OFF_CONFIG);
+	a->sample_period = util_le64(p + PD_ATTR_OFF_SAMPLE_PERIOD);
 	a->sample_type = util_le64(p + PD_ATTR_OFF_SAMPLE_TYPE);
 	a->read_format = util_le64(p + PD_ATTR_OFF_READ_FORMAT);
 	a->flags = util_le64(p + PD_ATTR_OFF_FLAGS);
@@ -335,6 +337,8 @@ static int parse_attr(const uint8_t *p, size_t avail, struct perfdata_attr *a)
 		a->config1 = util_le64(p + PD_ATTR_OFF_CONFIG1);
 		a->config2 = util_le64(p + PD_ATTR_OFF_CONFIG2);
 	}
+	if (n >= PD_ATTR_OFF_BRANCH_SAMPLE_TYPE + 8)
+		a->branch_sample_type = util_le64(p + PD_ATTR_OFF_BRANCH_SAMPLE_TYPE);
 	if (n >= PD_ATTR_OFF_CLOCKID + 4)
 		a->clockid = (int32_t)util_le32(p + PD_ATTR_OFF_CLOCKID);
 	return 0;
@@ -458,6 +462,42 @@ static int add_build_id(struct perfdata *pd, const uint8_t *p, size_t size)
 	return 0;
 }
 
+/* HEADER_EVENT_DESC: u32 nr, u32 attr size, then per event the attr, u32
+ * nr_ids, the name (a perf string) and the ids.  Names the attrs, in the
+ * attr section's order. */
+static int parse_event_desc(struct perfdata *pd, const uint8_t *p, size_t len)
+{
+	uint32_t nr, asz;
+
+	if (len < 8)
+		return -1;
+	nr = util_le32(p);
+	asz = util_le32(p + 4);
+	p += 8;
+	len -= 8;
+	for (uint32_t i = 0; i < nr; i++) {
+		uint32_t nids;
+		char *name;
+
+		if (len < (size_t)asz + 4)
+			return -1;
+		nids = util_le32(p + asz);
+		p += asz + 4;
+		len -= asz + 4;
+		if (!(name = get_string(&p, &len)) || nids > len / 8) {
+			free(name);
+			return -1;
+		}
+		p += 8 * (size_t)nids;
+		len -= 8 * (size_t)nids;
+		if (i < pd->info.nattrs && !pd->info.attrs[i].name)
+			pd->info.attrs[i].name = name;
+		else
+			free(name);
+	}
+	return 0;
+}
+
 /* Parses one feature's contents.  Returns 0, or -1 when malformed (the
  * caller warns). */
 static int parse_feature(struct perfdata *pd, unsigned feat, const uint8_t *p,
@@ -548,6 +588,8 @@ static int parse_feature(struct perfdata *pd, unsigned feat, const uint8_t *p,
 		in->naux_index = nr;
 		return 0;
 	}
+	case PD_FEAT_EVENT_DESC:
+		return parse_event_desc(pd, p, len);
 	case PD_FEAT_CLOCKID:
 		if (len < 8)
 			return -1;
@@ -1308,8 +1350,10 @@ void perfdata_close(struct perfdata *pd)
 		munmap(pd->win, pd->win_len);
 	if (pd->fd >= 0)
 		close(pd->fd);
-	for (i = 0; i < in->nattrs; i++)
+	for (i = 0; i < in->nattrs; i++) {
 		free(in->attrs[i].ids);
+		free(in->attrs[i].name);
+	}
 	free(in->attrs);
 	for (i = 0; i < in->nbuild_ids; i++)
 		free(in->build_ids[i].filename);
@@ -1670,7 +1714,9 @@ int perfdata_parse_sample(const struct perfdata_record *rec,
 	if (st & PD_SAMPLE_CALLCHAIN) {
 		U64(nr);
 		if (nr > (len - o) / 8)
-			return PTD_ERR_CORRUPT;
+			return PTD_ERR_TRUNCATED;  /* nr beyond the record */
+		s->callchain = b + o;
+		s->callchain_nr = nr;
 		o += nr * 8;
 	}
 	if (st & PD_SAMPLE_RAW) {
@@ -1680,6 +1726,16 @@ int perfdata_parse_sample(const struct perfdata_record *rec,
 		if (s->raw_size > len - o - 4)
 			return PTD_ERR_CORRUPT;
 		s->raw = b + o + 4;
+		o += 4 + s->raw_size;
+	}
+	if (st & PD_SAMPLE_BRANCH_STACK) {
+		U64(nr);
+		if (a->branch_sample_type & PD_SAMPLE_BRANCH_HW_INDEX)
+			U64(s->branch_hw_idx);
+		if (nr > (len - o) / PD_BRANCH_ENTRY_SIZE)
+			return PTD_ERR_CORRUPT;
+		s->branches = b + o;
+		s->branch_nr = nr;
 	}
 #undef U64
 	return 0;

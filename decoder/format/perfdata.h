@@ -26,6 +26,7 @@ struct perfdata_attr {
 	uint32_t type;
 	uint32_t size;
 	uint64_t config;
+	uint64_t sample_period;  /* or frequency, with PD_ATTR_FLAG_FREQ */
 	uint64_t sample_type;
 	uint64_t read_format;
 	uint64_t flags;          /* PD_ATTR_FLAG_* */
@@ -33,6 +34,8 @@ struct perfdata_attr {
 	int use_clockid;
 	int32_t clockid;
 	uint64_t config1, config2;
+	uint64_t branch_sample_type;
+	char *name;              /* HEADER_EVENT_DESC's ("cpu-clock"), or NULL */
 	uint64_t *ids;
 	size_t nids;
 };
@@ -265,7 +268,16 @@ struct perfdata_sample {
 	uint64_t time;
 	const uint8_t *raw;
 	uint32_t raw_size;
+	/* PD_SAMPLE_CALLCHAIN: callchain_nr little-endian u64s, context
+	 * markers (PD_CONTEXT_*) included */
+	const uint8_t *callchain;
+	uint64_t callchain_nr;
+	/* PD_SAMPLE_BRANCH_STACK: branch_nr entries of PD_BRANCH_ENTRY_SIZE */
+	const uint8_t *branches;
+	uint64_t branch_nr, branch_hw_idx;
 };
+/* Returns 0, PTD_ERR_TRUNCATED when the callchain's nr runs past the
+ * record, or PTD_ERR_CORRUPT for other short records. */
 int perfdata_parse_sample(const struct perfdata_record *rec,
 			  struct perfdata_sample *s);
 

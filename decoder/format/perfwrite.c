@@ -300,6 +300,17 @@ int perfwrite_mmap2(struct perfwrite *w, const struct perfwrite_sid *sid,
 	return pw_end(w, sid);
 }
 
+int perfwrite_callchain_deferred(struct perfwrite *w, const struct perfwrite_sid *sid,
+				 uint64_t cookie, const uint64_t *ips, size_t n)
+{
+	pw_begin(w, PD_RECORD_CALLCHAIN_DEFERRED, PD_MISC_USER);
+	buf_u64(&w->rec, cookie);
+	buf_u64(&w->rec, n);
+	for (size_t i = 0; i < n; i++)
+		buf_u64(&w->rec, ips[i]);
+	return pw_end(w, sid);
+}
+
 int perfwrite_comm(struct perfwrite *w, const struct perfwrite_sid *sid,
 		   uint32_t pid, uint32_t tid, const char *comm, int exec)
 {

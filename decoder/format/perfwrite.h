@@ -67,6 +67,9 @@ int perfwrite_mmap2(struct perfwrite *w, const struct perfwrite_sid *sid,
 		    uint32_t prot, uint32_t flags, const char *filename);
 int perfwrite_comm(struct perfwrite *w, const struct perfwrite_sid *sid,
 		   uint32_t pid, uint32_t tid, const char *comm, int exec);
+/* CALLCHAIN_DEFERRED: the user frames ips[n] of the samples naming cookie. */
+int perfwrite_callchain_deferred(struct perfwrite *w, const struct perfwrite_sid *sid,
+				 uint64_t cookie, const uint64_t *ips, size_t n);
 int perfwrite_task(struct perfwrite *w, const struct perfwrite_sid *sid,
 		   int is_exit, uint32_t pid, uint32_t ppid, uint32_t tid,
 		   uint32_t ptid, uint64_t time);

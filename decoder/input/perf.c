@@ -547,6 +547,8 @@ static int group_chunks(struct input *in, char *err, size_t errlen)
 
 int perf_build_queues(struct input *in, char *err, size_t errlen)
 {
+	if (!in->nchunks && (in->opts->flags & PTD_OPEN_SIDEBAND_ONLY))
+		return 0;   /* samples only: no queues, no backend */
 	if (!in->nchunks) {
 		util_errf(err, errlen, "%s holds no AUX trace data (no AUXTRACE "
 			  "records): record with -e intel_pt// or -e cs_etm//",
