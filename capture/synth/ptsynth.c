@@ -73,6 +73,8 @@ struct opts {
 	int guest;           /* 1 --guest, 2 --guest-code (guestsb.h) */
 	uint64_t sample_every; /* --sample-every N (sampler.h) */
 	int unwind_dwarf;      /* --unwind dwarf */
+	int layout_threads;  /* --perf-layout threads: perf.data/ as perf
+			      * record --threads writes it */
 	char **cmd;
 };
 
@@ -1201,7 +1203,11 @@ static const char usage_text[] =
 	"                   callchain, written (frame pointers) at the thread's\n"
 	"                   next syscall return; ground truth in samples.truth\n"
 	"  --unwind fp|dwarf how that user callchain is unwound: frame pointers\n"
-	"                   (default, as the kernel does) or libdw's CFI unwinder\n";
+	"                   (default, as the kernel does) or libdw's CFI unwinder\n"
+	"  --perf-layout threads\n"
+	"                   write OUT.ptd/perf.data as perf record --threads\n"
+	"                   does: a directory with the header file data and\n"
+	"                   data.N holding the records of CPU N\n";
 
 static FILE *create_file(const char *dir, const char *name)
 {
@@ -1261,6 +1267,11 @@ static void set_opt(void *ctx, int c, const char *arg)
 			synth_die("--unwind must be fp or dwarf");
 		o->unwind_dwarf = !strcmp(arg, "dwarf");
 		break;
+	case 'Y':
+		if (strcmp(arg, "threads") && strcmp(arg, "file"))
+			synth_die("--perf-layout: 'file' or 'threads', not '%s'", arg);
+		o->layout_threads = !strcmp(arg, "threads");
+		break;
 	}
 }
 
@@ -1288,6 +1299,7 @@ static void parse_opts(struct synth *s, struct sched *sc, int argc, char **argv)
 		{ "guest-code", no_argument, NULL, 'V' },
 		{ "sample-every", required_argument, NULL, 'S' },
 		{ "unwind", required_argument, NULL, 'U' },
+		{ "perf-layout", required_argument, NULL, 'Y' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct opts *o = &s->o;
@@ -1371,7 +1383,9 @@ static void open_trace(struct synth *s)
 	char path[4096];
 
 	snprintf(path, sizeof(path), "%s/perf.data", s->o.out);
-	if (perfwrite_open(&s->pw, path, s->err, sizeof(s->err)))
+	if (s->o.layout_threads ?
+	    ptcap_open_threads_layout(&s->pw, path, s->err, sizeof(s->err)) :
+	    perfwrite_open(&s->pw, path, s->err, sizeof(s->err)))
 		synth_die("%s", s->err);
 	check(s, ptcap_begin(s->pw, &po), "attrs and AUXTRACE_INFO");
 	go.psb_period = s->o.psb_period;
