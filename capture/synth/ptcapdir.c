@@ -104,6 +104,7 @@ static int add_auxtrace_info(struct perfwrite *pw, const struct ptcap_opts *o)
 		.noretcomp_bit = CFG_NORETCOMP,
 		.have_sched_switch = (uint64_t)o->have_sched_switch,
 		.per_cpu_mmaps = 1,
+		.snapshot_mode = (uint64_t)!!o->snapshot,
 		.mtc_bit = CFG_MTC,
 		.mtc_freq_bits = 0xfull << CFG_MTC_PERIOD_SHIFT,
 		.tsc_ctc_ratio_n = 2,

@@ -46,6 +46,8 @@ struct ptcap_opts {
 				     * every N with callchains whose user part
 				     * is deferred (defer_callchain; the
 				     * sideband attr has defer_output) */
+	int snapshot;               /* AUXTRACE_INFO: snapshot mode (perf
+				     * record -S) */
 };
 
 /* The default clock, for ptsynth record and benchgen. */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "perf.h"
 #include "perf_abi.h"
+#include "auxsnap.h"
 #include "buildid.h"
 #include "guest.h"
 #include "imgstore.h"
@@ -555,6 +556,8 @@ static int group_chunks(struct input *in, char *err, size_t errlen)
 
 int perf_build_queues(struct input *in, char *err, size_t errlen)
 {
+	int rc;
+
 	if (!in->nchunks && (in->opts->flags & PTD_OPEN_SIDEBAND_ONLY))
 		return 0;   /* samples only: no queues, no backend */
 	if (!in->nchunks) {
@@ -569,7 +572,8 @@ int perf_build_queues(struct input *in, char *err, size_t errlen)
 			  "unknown", in->perf_path);
 		return PTD_ERR_NO_AUXINFO;
 	}
-	return group_chunks(in, err, errlen);
+	rc = group_chunks(in, err, errlen);
+	return rc ? rc : auxsnap_fix_queues(in, err, errlen);
 }
 
 int perf_load(struct input *in, char *err, size_t errlen)
