@@ -89,9 +89,9 @@ static int fix_queue(struct input *in, const struct input_queue *q, int tsc,
 			rc = input_warn(in, "snapshot gap: cpu %d: AUX snapshot %zu does "
 					"not continue snapshot %zu (the ring wrapped "
 					"between them: trace lost); decoding starts "
-					"over at its PSB at offset %zu (the %zu bytes "
-					"before it skipped)", (int)q->cpu, k, k - 1,
-					ov.start, ov.start);
+					"over at the PSB %zu bytes into it (those "
+					"bytes skipped)", (int)q->cpu, k, k - 1,
+					ov.start);
 			if (rc)
 				return rc;
 			if (cur->npieces) {
