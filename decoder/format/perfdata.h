@@ -128,11 +128,11 @@ int perfdata_open(const char *path, struct perfdata **out, char *err,
 void perfdata_close(struct perfdata *pd);
 
 /* Opens one data.N file of a perf.data directory (perf record --threads):
- * records only, no header, laid out by the attrs of hdr (the directory's
- * "data" file, which must outlive nothing: its attrs are copied).  A
- * record cut short at the end of the file ends iteration with a warning,
- * as for a killed recording.  Returns 0 or a negative enum ptd_error with
- * a message in err. */
+ * records only, no header, laid out by the attrs of hdr (the reader of
+ * the directory's `data` file; its attrs are copied, so hdr may be closed
+ * first).  A record cut short at the end of the file ends iteration with
+ * a warning, as for a killed recording.  Returns 0 or a negative enum
+ * ptd_error with a message in err. */
 int perfdata_open_stream(const struct perfdata *hdr, const char *path,
 			 struct perfdata **out, char *err, size_t errlen);
 

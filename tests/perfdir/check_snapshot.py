@@ -71,6 +71,13 @@ def main():
     perf_home(out + ".home", out)
     truth = [ln.strip() for ln in open(os.path.join(out, "expected.insn"))]
     pd = os.path.join(out, "perf.data")
+    if os.path.isdir(pd):
+        # --perf-layout threads: perf 6.1 reads no AUX data out of data.N
+        # files (check_threads_layout.sh), so it reads them joined
+        joined = out + ".joined.data"
+        subprocess.run([sys.executable, os.path.join(os.path.dirname(
+            os.path.abspath(__file__)), "perfdir_join.py"), pd, joined], check=True)
+        pd = joined
 
     # perf's decode
     p = run(["perf", "script", "-i", pd, "--itrace=i0ns", "-F", "ip"])
