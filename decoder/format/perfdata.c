@@ -1293,6 +1293,8 @@ int perfdata_open_stream(const struct perfdata *hdr, const char *path,
 			memcpy(ids + 8 * k, &a->ids[k], 8);  /* little-endian host */
 		r = add_attr(pd, a, ids, a->nids);
 		free(ids);
+		if (!r)   /* the copy owns only its ids; names are the header's */
+			pd->info.attrs[pd->info.nattrs - 1].name = NULL;
 	}
 	if (!r)
 		r = build_id_table(pd);
