@@ -569,6 +569,14 @@ struct ptd_stats {
 	uint64_t resyncs;           /* errors after which decoding went on at
 				     * the next IP packet, not the next PSB
 				     * (PTD_OPEN_RESYNC_ON_ERROR) */
+	/* snapshot-mode AUX (perf record -S): AUXTRACE snapshots, bytes of
+	 * them skipped as the snapshot before holds them (not in
+	 * trace_bytes), and snapshots that do not continue the one before
+	 * (trace lost between them: a warning each, with the bytes skipped
+	 * up to the PSB decoding starts over at) */
+	uint64_t snapshots;
+	uint64_t snapshot_overlap_bytes;
+	uint64_t snapshot_gaps;
 };
 
 PTD_API int ptd_get_stats(const struct ptd_session *s, struct ptd_stats *st);

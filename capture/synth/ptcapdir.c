@@ -4,9 +4,15 @@
 #include "ptdecode.h"
 #include "util.h"
 
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include "util.h"
 
 /* The intel_pt PMU's config bits (its sysfs format) that the attr sets. */
 #define CFG_PT (1ull << 0)
@@ -98,6 +104,7 @@ static int add_auxtrace_info(struct perfwrite *pw, const struct ptcap_opts *o)
 		.noretcomp_bit = CFG_NORETCOMP,
 		.have_sched_switch = (uint64_t)o->have_sched_switch,
 		.per_cpu_mmaps = 1,
+		.snapshot_mode = (uint64_t)!!o->snapshot,
 		.mtc_bit = CFG_MTC,
 		.mtc_freq_bits = 0xfull << CFG_MTC_PERIOD_SHIFT,
 		.tsc_ctc_ratio_n = 2,
@@ -177,5 +184,43 @@ int ptcap_features(struct perfwrite *pw, const char *osrelease, int argc,
 		args[i] = argv[i];
 	rc = perfwrite_feat_cmdline(pw, argc, args);
 	free(args);
+	return rc;
+}
+
+/* An earlier run's perf.data (file) or its data files (directory). */
+static void remove_old(const char *path)
+{
+	char f[4096];
+	struct dirent *de;
+	DIR *d;
+
+	if (!unlink(path) || errno == ENOENT || !(d = opendir(path)))
+		return;
+	while ((de = readdir(d)))
+		if (!strncmp(de->d_name, "data", 4) &&
+		    (!de->d_name[4] || de->d_name[4] == '.') &&
+		    snprintf(f, sizeof(f), "%s/%s", path, de->d_name) < (int)sizeof(f))
+			unlink(f);
+	closedir(d);
+}
+
+int ptcap_open_threads_layout(struct perfwrite **pw, const char *path,
+			      char *err, size_t errlen)
+{
+	char file[4096];
+	int rc;
+
+	remove_old(path);
+	if (mkdir(path, 0700) < 0 && errno != EEXIST) {
+		util_errf(err, errlen, "cannot create %s: %s", path, strerror(errno));
+		return PTD_ERR_IO;
+	}
+	if (snprintf(file, sizeof(file), "%s/data", path) >= (int)sizeof(file)) {
+		util_errf(err, errlen, "%s: path too long", path);
+		return PTD_ERR_INVAL;
+	}
+	rc = perfwrite_open(pw, file, err, errlen);
+	if (!rc && (rc = perfwrite_split_by_cpu(*pw, path)) < 0)
+		perfwrite_close(*pw, err, errlen);
 	return rc;
 }

@@ -46,6 +46,8 @@ struct ptcap_opts {
 				     * every N with callchains whose user part
 				     * is deferred (defer_callchain; the
 				     * sideband attr has defer_output) */
+	int snapshot;               /* AUXTRACE_INFO: snapshot mode (perf
+				     * record -S) */
 };
 
 /* The default clock, for ptsynth record and benchgen. */
@@ -55,6 +57,14 @@ struct ptcap_opts {
 
 /* perf-clock ns of a simulated TSC value on the default clock. */
 uint64_t ptcap_perf_time(uint64_t tsc);
+
+/* Creates the directory path (replacing a perf.data file, or the data
+ * files of a perf.data directory, there) and opens *pw on path/data,
+ * split by CPU into path/data.N as perf record --threads writes it
+ * (perfwrite_split_by_cpu).  Returns 0 or a negative enum ptd_error with a
+ * message in err. */
+int ptcap_open_threads_layout(struct perfwrite **pw, const char *path,
+			      char *err, size_t errlen);
 
 /* The attrs (intel_pt, dummy sideband), AUXTRACE_INFO and TIME_CONV. */
 int ptcap_begin(struct perfwrite *pw, const struct ptcap_opts *o);

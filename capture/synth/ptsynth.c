@@ -38,6 +38,7 @@
 #include "ptcapdir.h"
 #include "ptgen.h"
 #include "sampler.h"
+#include "snapring.h"
 #include "symtab.h"
 #include "synth_opts.h"
 #include "textstore.h"
@@ -73,6 +74,9 @@ struct opts {
 	int guest;           /* 1 --guest, 2 --guest-code (guestsb.h) */
 	uint64_t sample_every; /* --sample-every N (sampler.h) */
 	int unwind_dwarf;      /* --unwind dwarf */
+	int layout_threads;  /* --perf-layout threads: perf.data/ as perf
+			      * record --threads writes it */
+	uint64_t snapshot;   /* --snapshot SIZE: snapshot-mode AUX */
 	char **cmd;
 };
 
@@ -134,6 +138,8 @@ struct synth {
 	uint64_t jit_dumps, jit_dump_errors, jit_pages_left_out, jit_pages_changed;
 	struct sampler *smp;       /* --sample-every */
 	int sample_due;
+	struct snapring *snap;     /* --snapshot: the AUX ring */
+	uint64_t snap_tsc;         /* TSC at the end of the trace so far */
 };
 
 static uint64_t perf_time(uint64_t tsc)
@@ -436,6 +442,23 @@ found:
 
 /* ---------------- output ---------------- */
 
+/* A snapshot of the AUX ring (perf record -S): the AUX record the
+ * kernel writes in overwrite mode, then perf's AUXTRACE record with the
+ * last --snapshot bytes. */
+static int write_snapshot(struct synth *s)
+{
+	struct perfwrite_sid sid = sid_for(s, (uint32_t)s->pid, PT_ID);
+	uint64_t offset;
+	size_t len;
+	const uint8_t *data = snapring_take(s->snap, &len, &offset);
+	int r;
+
+	sid.time = perf_time(s->snap_tsc);
+	r = perfwrite_aux(s->pw, &sid, offset, len, PD_AUX_FLAG_OVERWRITE);
+	return r ? r : perfwrite_auxtrace(s->pw, data, len, offset, s->snap_tsc,
+					  0, (uint32_t)-1, 0);
+}
+
 static int flush_piece(void *ctx, const uint8_t *data, size_t len,
 		       uint64_t tsc_first, uint64_t tsc_last)
 {
@@ -444,6 +467,10 @@ static int flush_piece(void *ctx, const uint8_t *data, size_t len,
 	size_t padded = (len + 7) & ~(size_t)7;
 	int r;
 
+	if (s->snap) {
+		s->snap_tsc = tsc_last;
+		return snapring_add(s->snap, data, len) ? write_snapshot(s) : 0;
+	}
 	r = perfwrite_auxtrace(s->pw, data, len, s->aux_offset, tsc_first, 0,
 			       (uint32_t)-1, 0);
 	if (r)
@@ -1201,7 +1228,15 @@ static const char usage_text[] =
 	"                   callchain, written (frame pointers) at the thread's\n"
 	"                   next syscall return; ground truth in samples.truth\n"
 	"  --unwind fp|dwarf how that user callchain is unwound: frame pointers\n"
-	"                   (default, as the kernel does) or libdw's CFI unwinder\n";
+	"                   (default, as the kernel does) or libdw's CFI unwinder\n"
+	"  --snapshot SIZE  snapshot-mode AUX (perf record -S): AUXTRACE records\n"
+	"                   of the last SIZE bytes of the ring, taken SIZE/2,\n"
+	"                   SIZE/2 and 2*SIZE bytes of trace apart in turn\n"
+	"                   (overlapping, then trace lost) and at the end\n"
+	"  --perf-layout threads\n"
+	"                   write OUT.ptd/perf.data as perf record --threads\n"
+	"                   does: a directory with the header file data and\n"
+	"                   data.N holding the records of CPU N\n";
 
 static FILE *create_file(const char *dir, const char *name)
 {
@@ -1261,6 +1296,12 @@ static void set_opt(void *ctx, int c, const char *arg)
 			synth_die("--unwind must be fp or dwarf");
 		o->unwind_dwarf = !strcmp(arg, "dwarf");
 		break;
+	case 'W': o->snapshot = strtoull(arg, NULL, 0); break;
+	case 'Y':
+		if (strcmp(arg, "threads") && strcmp(arg, "file"))
+			synth_die("--perf-layout: 'file' or 'threads', not '%s'", arg);
+		o->layout_threads = !strcmp(arg, "threads");
+		break;
 	}
 }
 
@@ -1288,6 +1329,8 @@ static void parse_opts(struct synth *s, struct sched *sc, int argc, char **argv)
 		{ "guest-code", no_argument, NULL, 'V' },
 		{ "sample-every", required_argument, NULL, 'S' },
 		{ "unwind", required_argument, NULL, 'U' },
+		{ "perf-layout", required_argument, NULL, 'Y' },
+		{ "snapshot", required_argument, NULL, 'W' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct opts *o = &s->o;
@@ -1308,6 +1351,9 @@ static void parse_opts(struct synth *s, struct sched *sc, int argc, char **argv)
 	synth_check_psb_period(o->psb_period);
 	if (o->guest && o->sample_every)
 		synth_die("--sample-every does not go with --guest or --guest-code");
+	if (o->snapshot && (o->snapshot < 2ull * o->psb_period || o->snapshot > (1ull << 30)))
+		synth_die("--snapshot SIZE must be at least twice --psb-period "
+			  "(a snapshot is placed by its PSBs) and at most 1 GiB");
 	if (o->mtc_period > 15)
 		synth_die("--mtc-period must be 0..15");
 	if ((o->mtc || o->cyc) && !o->tsc)
@@ -1366,12 +1412,15 @@ static void open_trace(struct synth *s)
 				 .mtc = s->o.mtc, .mtc_period = s->o.mtc_period,
 				 .cyc = s->o.cyc, .filter = s->o.filter,
 				 .guest = s->o.guest == 1, .sample_period = s->o.sample_every,
+				 .snapshot = s->o.snapshot != 0,
 				 PTCAP_DEFAULTS };
 	struct ptgen_opts go = { 0 };
 	char path[4096];
 
 	snprintf(path, sizeof(path), "%s/perf.data", s->o.out);
-	if (perfwrite_open(&s->pw, path, s->err, sizeof(s->err)))
+	if (s->o.layout_threads ?
+	    ptcap_open_threads_layout(&s->pw, path, s->err, sizeof(s->err)) :
+	    perfwrite_open(&s->pw, path, s->err, sizeof(s->err)))
 		synth_die("%s", s->err);
 	check(s, ptcap_begin(s->pw, &po), "attrs and AUXTRACE_INFO");
 	go.psb_period = s->o.psb_period;
@@ -1387,6 +1436,8 @@ static void open_trace(struct synth *s)
 	go.cycles_per_insn = s->o.cpi;
 	go.tsc0 = 0x10000000ull;
 	go.cbr = 32;
+	if (s->o.snapshot && !(s->snap = snapring_new((size_t)s->o.snapshot)))
+		synth_die("out of memory for a --snapshot ring");
 	if (ptgen_new(&s->gen, &go, flush_piece, s) < 0)
 		synth_die("cannot set up the packet generator");
 	s->expected = create_file(s->o.out, "expected.insn");
@@ -1428,6 +1479,8 @@ static void start_thread(struct synth *s, struct sched *sc)
 static void finish_trace(struct synth *s, int argc, char **argv)
 {
 	check(s, ptgen_finish(s->gen), "packet generation");
+	if (s->snap && snapring_pending(s->snap))
+		check(s, write_snapshot(s), "the last snapshot");
 	write_features(s, argc, argv);
 	if (perfwrite_close(s->pw, s->err, sizeof(s->err)))
 		synth_die("%s", s->err);
@@ -1467,6 +1520,14 @@ static void write_info(struct synth *s, const struct sched *sc, const struct ptg
 	if (s->jit_dumps || s->jit_dump_errors)
 		jit_report(s, f);
 	sampler_free(s->smp, f);
+	if (s->snap) {
+		uint64_t n, lost;
+
+		snapring_counts(s->snap, &n, &lost);
+		fprintf(f, "snapshot_size=%llu\nsnapshots=%llu\nsnapshot_lost_bytes=%llu\n",
+			(unsigned long long)s->o.snapshot, (unsigned long long)n,
+			(unsigned long long)lost);
+	}
 	fclose(f);
 }
 
@@ -1500,6 +1561,7 @@ int main(int argc, char **argv)
 	ptgen_get_stats(s->gen, &gs);
 	write_info(s, &sc, &gs);
 	jitconv_free(s->jc);
+	snapring_free(s->snap);
 	ptgen_free(s->gen);
 	cs_close(&s->cs);
 	fprintf(stderr, "ptsynth: %llu instructions, %llu trace bytes, %zu files "

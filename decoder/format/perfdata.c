@@ -595,6 +595,11 @@ static int parse_feature(struct perfdata *pd, unsigned feat, const uint8_t *p,
 			return -1;
 		in->clockid_res_ns = util_le64(p);
 		return 0;
+	case PD_FEAT_DIR_FORMAT:
+		if (len < 8)
+			return -1;
+		in->dir_format = util_le64(p);
+		return 0;
 	case PD_FEAT_CLOCK_DATA:
 		if (len < 24 || util_le32(p) != 1)
 			return -1;
@@ -687,8 +692,8 @@ static int frame_record(struct perfdata *pd, struct perfdata_record *rec,
 	if (off >= end) {
 		if (!pd->end_is_eof && pd->declared_end > fsz && off >= fsz) {
 			util_errf(msg, msglen,
-				  "perf.data truncated at offset %llu (the data section should end at %llu, file ends at %llu): read up to the last whole record",
-				  (unsigned long long)off,
+				  "%s truncated at offset %llu (the data section should end at %llu, file ends at %llu): read up to the last whole record",
+				  pd->path, (unsigned long long)off,
 				  (unsigned long long)pd->declared_end,
 				  (unsigned long long)fsz);
 			return RD_TRUNC;
@@ -698,8 +703,8 @@ static int frame_record(struct perfdata *pd, struct perfdata_record *rec,
 	if (end - off < 8) {
 		if (end == fsz && (pd->end_is_eof || pd->declared_end > fsz)) {
 			util_errf(msg, msglen,
-				  "perf.data truncated at offset %llu (record header needs 8 bytes, file ends at %llu): read up to the last whole record",
-				  (unsigned long long)off, (unsigned long long)fsz);
+				  "%s truncated at offset %llu (record header needs 8 bytes, file ends at %llu): read up to the last whole record",
+				  pd->path, (unsigned long long)off, (unsigned long long)fsz);
 			return RD_TRUNC;
 		}
 		util_errf(msg, msglen,
@@ -768,8 +773,8 @@ static int frame_record(struct perfdata *pd, struct perfdata_record *rec,
 overrun:
 	if (end == fsz && (pd->end_is_eof || pd->declared_end > fsz)) {
 		util_errf(msg, msglen,
-			  "perf.data truncated at offset %llu (record of type %u needs %llu bytes, file ends at %llu): read up to the last whole record",
-			  (unsigned long long)off, type, (unsigned long long)need,
+			  "%s truncated at offset %llu (record of type %u needs %llu bytes, file ends at %llu): read up to the last whole record",
+			  pd->path, (unsigned long long)off, type, (unsigned long long)need,
 			  (unsigned long long)fsz);
 		return RD_TRUNC;
 	}
@@ -1013,6 +1018,15 @@ int perfdata_rewind(struct perfdata *pd)
 	return 0;
 }
 
+int perfdata_seek(struct perfdata *pd, uint64_t file_offset)
+{
+	if (file_offset < pd->data_start || file_offset >= pd->data_end)
+		return PTD_ERR_INVAL;
+	pd->pos = file_offset;
+	pd->final_err = 0;
+	return 0;
+}
+
 /* Pipe mode: attrs, features and build ids come as records anywhere in the
  * stream; one pass at open collects them so info is complete. */
 static int scan_pipe(struct perfdata *pd)
@@ -1227,24 +1241,22 @@ io:
 	return PTD_ERR_IO;
 }
 
-int perfdata_open(const char *path, struct perfdata **out, char *err,
+/* A reader of the regular file path, its size known, nothing read yet.
+ * Returns 0 or a negative enum ptd_error with a message in err (*out may
+ * then need perfdata_close). */
+static int pd_new(const char *path, struct perfdata **out, char *err,
 		  size_t errlen)
 {
 	struct perfdata *pd;
 	struct stat st;
-	uint8_t head[16];
-	ssize_t n;
-	uint64_t magic;
-	int r;
 
-	*out = NULL;
-	pd = calloc(1, sizeof(*pd));
+	*out = pd = calloc(1, sizeof(*pd));
+	if (pd)
+		pd->fd = -1;
 	if (!pd || !(pd->path = strdup(path))) {
-		free(pd);
 		util_errf(err, errlen, "out of memory");
 		return PTD_ERR_NOMEM;
 	}
-	pd->fd = -1;
 	pd->page = (size_t)sysconf(_SC_PAGESIZE);
 	if (pd->page == 0 || (pd->page & (pd->page - 1)))
 		pd->page = 4096;
@@ -1252,16 +1264,68 @@ int perfdata_open(const char *path, struct perfdata **out, char *err,
 	pd->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (pd->fd < 0) {
 		util_errf(err, errlen, "cannot open %s: %s", path, strerror(errno));
-		r = PTD_ERR_IO;
-		goto fail;
+		return PTD_ERR_IO;
 	}
 	if (fstat(pd->fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		util_errf(err, errlen, "%s is not a regular file (save a piped perf.data to a file first)",
 			  path);
-		r = PTD_ERR_IO;
-		goto fail;
+		return PTD_ERR_IO;
 	}
 	pd->info.file_size = (uint64_t)st.st_size;
+	return 0;
+}
+
+int perfdata_open_stream(const struct perfdata *hdr, const char *path,
+			 struct perfdata **out, char *err, size_t errlen)
+{
+	struct perfdata *pd;
+	int r = pd_new(path, &pd, err, errlen);
+
+	for (size_t i = 0; !r && i < hdr->info.nattrs; i++) {
+		const struct perfdata_attr *a = &hdr->info.attrs[i];
+		uint8_t *ids = malloc(a->nids ? a->nids * 8 : 1);
+
+		if (!ids) {
+			r = PTD_ERR_NOMEM;
+			break;
+		}
+		for (size_t k = 0; k < a->nids; k++)
+			memcpy(ids + 8 * k, &a->ids[k], 8);  /* little-endian host */
+		r = add_attr(pd, a, ids, a->nids);
+		free(ids);
+		if (!r)   /* the copy owns only its ids; names are the header's */
+			pd->info.attrs[pd->info.nattrs - 1].name = NULL;
+	}
+	if (!r)
+		r = build_id_table(pd);
+	if (r == PTD_ERR_NOMEM)
+		util_errf(err, errlen, "out of memory");
+	if (r) {
+		perfdata_close(pd);
+		*out = NULL;
+		return r;
+	}
+	/* records from the first byte to the end of the file */
+	pd->end_is_eof = 1;
+	pd->data_start = pd->pos = pd->info.data_offset = 0;
+	pd->data_end = pd->declared_end = pd->info.data_size = pd->info.file_size;
+	*out = pd;
+	return 0;
+}
+
+int perfdata_open(const char *path, struct perfdata **out, char *err,
+		  size_t errlen)
+{
+	struct perfdata *pd;
+	uint8_t head[16];
+	ssize_t n;
+	uint64_t magic;
+	int r;
+
+	*out = NULL;
+	r = pd_new(path, &pd, err, errlen);
+	if (r)
+		goto fail;
 	n = pread(pd->fd, head, sizeof(head), 0);
 	if (n < 0) {
 		util_errf(err, errlen, "cannot read %s: %s", path, strerror(errno));

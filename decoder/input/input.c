@@ -51,6 +51,9 @@ void input_free(struct input *in)
 		free(in->queues[i].pieces);
 	}
 	util_unmap(&in->file_map);
+	for (size_t i = 0; i < in->nfile_maps; i++)
+		util_unmap(&in->file_maps[i]);
+	free(in->file_maps);
 	free(in->queues);
 	free(in->chunks);
 	free(in->aux_priv);
@@ -147,7 +150,7 @@ static int load_kind(struct input *in, const char *path, int explicit_kind,
 		       perf_load(in, err, errlen);
 	default:
 		util_errf(err, errlen, "%s is neither a capture directory (with "
-			  "perf.data), an OpenCSD snapshot directory (with "
+			  "perf.data), a perf.data directory (with data), an OpenCSD snapshot directory (with "
 			  "snapshot.ini), a perf.data file, nor a raw trace", path);
 		return PTD_ERR_FORMAT;
 	}

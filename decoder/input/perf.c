@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 #include "perf.h"
 #include "perf_abi.h"
+#include "auxsnap.h"
 #include "buildid.h"
 #include "guest.h"
 #include "imgstore.h"
 #include "input.h"
 #include "jitdumps.h"
 #include "perfdata.h"
+#include "perfdata_dir.h"
+#include "perfdir.h"
 #include "sideband.h"
 #include "symtab.h"
 #include "util.h"
@@ -217,6 +220,7 @@ static int add_chunk(struct input *in, const struct perfdata_record *r)
 	c->offset = r->aux_offset;
 	c->file_offset = r->aux_file_offset;
 	c->size = r->aux_size;
+	c->file = in->cur_file;
 	c->seq = in->nchunks++;
 	in->sink.stats->trace_bytes += r->aux_size;
 	return 0;
@@ -361,8 +365,8 @@ static int not_added(int rc, char *err, size_t errlen)
 	return rc;
 }
 
-static int on_record(struct input *in, const struct perfdata_record *r,
-		     char *err, size_t errlen)
+int perf_on_record(struct input *in, const struct perfdata_record *r,
+		   char *err, size_t errlen)
 {
 	uint64_t t = r->sid.has_time ? r->sid.time : 0;
 
@@ -416,6 +420,8 @@ int perf_read_sideband(struct input *in, char *err, size_t errlen)
 	char msg[512];
 	int rc;
 
+	if (perfdata_dir_is(in->perf_path))
+		return perfdir_read_sideband(in, err, errlen);
 	rc = perfdata_open(in->perf_path, &in->pd, msg, sizeof(msg));
 	if (rc) {
 		util_errf(err, errlen, "%s", msg);
@@ -423,7 +429,7 @@ int perf_read_sideband(struct input *in, char *err, size_t errlen)
 	}
 	while ((rc = perfdata_next(in->pd, &r)) == 0) {
 		in->sink.stats->sideband_records++;
-		rc = on_record(in, &r, err, errlen);
+		rc = perf_on_record(in, &r, err, errlen);
 		if (rc < 0)
 			return rc;
 	}
@@ -483,6 +489,7 @@ static int fill_queue(struct input *in, struct input_queue *q, size_t i,
 		      size_t j, char *err, size_t errlen)
 {
 	size_t total = 0;
+	const struct util_map *map;
 
 	q->idx = in->chunks[i].idx;
 	q->cpu = in->chunks[i].cpu;
@@ -493,15 +500,16 @@ static int fill_queue(struct input *in, struct input_queue *q, size_t i,
 	for (size_t k = i; k < j; k++) {
 		const struct input_chunk *c = &in->chunks[k];
 
-		if (c->file_offset > in->file_map.size ||
-		    c->size > in->file_map.size - c->file_offset) {
+		map = in->nfile_maps ? &in->file_maps[c->file] : &in->file_map;
+		if (c->file_offset > map->size ||
+		    c->size > map->size - c->file_offset) {
 			util_errf(err, errlen, "AUX data at offset %#" PRIx64
 				  " runs past the end of the file", c->file_offset);
 			free(q->pieces);
 			q->pieces = NULL;
 			return PTD_ERR_CORRUPT;
 		}
-		q->pieces[q->npieces].data = in->file_map.data + c->file_offset;
+		q->pieces[q->npieces].data = map->data + c->file_offset;
 		q->pieces[q->npieces].size = (size_t)c->size;
 		q->pieces[q->npieces].offset = total;
 		total += (size_t)c->size;
@@ -521,7 +529,8 @@ static int group_chunks(struct input *in, char *err, size_t errlen)
 	size_t i = 0;
 	int rc;
 
-	rc = util_map_file(in->perf_path, &in->file_map, msg, sizeof(msg));
+	rc = in->nfile_maps ? 0 :   /* a directory's files are mapped */
+	     util_map_file(in->perf_path, &in->file_map, msg, sizeof(msg));
 	if (rc) {
 		util_errf(err, errlen, "%s", msg);
 		return rc;
@@ -547,6 +556,8 @@ static int group_chunks(struct input *in, char *err, size_t errlen)
 
 int perf_build_queues(struct input *in, char *err, size_t errlen)
 {
+	int rc;
+
 	if (!in->nchunks && (in->opts->flags & PTD_OPEN_SIDEBAND_ONLY))
 		return 0;   /* samples only: no queues, no backend */
 	if (!in->nchunks) {
@@ -561,7 +572,8 @@ int perf_build_queues(struct input *in, char *err, size_t errlen)
 			  "unknown", in->perf_path);
 		return PTD_ERR_NO_AUXINFO;
 	}
-	return group_chunks(in, err, errlen);
+	rc = group_chunks(in, err, errlen);
+	return rc ? rc : auxsnap_fix_queues(in, err, errlen);
 }
 
 int perf_load(struct input *in, char *err, size_t errlen)
