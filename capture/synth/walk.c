@@ -35,6 +35,12 @@
  * KSYMBOL, BPF_EVENT, MMAP2, COMM and TEXT_POKE records with their original
  * timestamps, AUXTRACE_INFO, ITRACE_START, AUXTRACE + AUX), text/ (the rows
  * above), bpf/ (copied), expected.insn, cmd and info.
+ *
+ * With --kcore, OUT is perf record --kcore's layout instead: OUT/data (the
+ * perf.data, without the sideband records from before the copy) and
+ * OUT/kcore_dir/ (walk_kcore.c: the rows valid at the copy time, --kcore-time,
+ * default the first segment's), and no text/ or bpf/: code the copy does
+ * not hold is what a decoder must report as a gap.
  */
 #define _GNU_SOURCE
 #include "walk.h"
@@ -48,6 +54,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -59,6 +66,7 @@
 #include "synth_opts.h"
 #include "textstore.h"
 #include "util.h"
+#include "walk_kcore.h"
 
 #define PT_PMU_TYPE PTCAP_PMU_TYPE
 #define PT_ID PTCAP_PT_ID
@@ -68,6 +76,8 @@
  * address outside the traced range will do; its value is not checked. */
 #define OUTSIDE_IP 0xffffffff81000000ull
 #define MAX_STACK 256
+/* x86-64's kernel text start without KASLR: the kernel map perf expects */
+#define KERNEL_TEXT 0xffffffff81000000ull
 
 static void *xgrow(void *p, size_t *cap, size_t need, size_t size)
 {
@@ -123,6 +133,9 @@ struct walk {
 	int32_t pid;
 	const char *comm;       /* --comm: COMM/MMAP2 of these processes only */
 	int bpf_used;           /* --bpf-used: bpf/ files of walked programs */
+	int kcore;              /* --kcore: perf record --kcore's layout */
+	int kcore_time_set;
+	uint64_t kcore_time;    /* --kcore-time: when the copy was taken */
 	const char **texts, **codes; /* --text DIRs and --code specs */
 	size_t ntexts, ncodes;
 	struct row *rows;
@@ -776,6 +789,19 @@ static int keep_piece(void *ctx, const uint8_t *data, size_t len,
 	return 0;
 }
 
+/* The kernel's MMAP, as perf record synthesizes it first (time 0): perf's
+ * decoder finds kernel code (and loads kcore_dir/kcore) through this map. */
+static void write_kernel_mmap(struct perfwrite *pw)
+{
+	struct perfwrite_sid sid = { .pid = (uint32_t)-1, .tid = 0, .id = DUMMY_ID,
+				     .time = 0 };
+
+	check(perfwrite_mmap2(pw, &sid, PD_MISC_KERNEL, (uint32_t)-1, 0,
+			      KERNEL_TEXT, ~0ull - KERNEL_TEXT, KERNEL_TEXT, NULL, 0,
+			      0, 0, 0, 0, PROT_READ | PROT_EXEC, 0,
+			      "[kernel.kallsyms]_text"), "the kernel MMAP");
+}
+
 static void write_perf_data(struct walk *w, int argc, char **argv)
 {
 	char path[4096];
@@ -784,7 +810,7 @@ static void write_perf_data(struct walk *w, int argc, char **argv)
 	size_t i = 0, j = 0;
 	int itrace = 0;
 
-	snprintf(path, sizeof(path), "%s/perf.data", w->out);
+	snprintf(path, sizeof(path), "%s/%s", w->out, w->kcore ? "data" : "perf.data");
 	if (perfwrite_open(&pw, path, w->err, sizeof(w->err)))
 		synth_die("%s", w->err);
 	{
@@ -799,12 +825,18 @@ static void write_perf_data(struct walk *w, int argc, char **argv)
 
 		check(ptcap_begin(pw, &po), "attrs and AUXTRACE_INFO");
 	}
+	if (w->kcore)
+		write_kernel_mmap(pw);
 	/* Sideband and trace pieces in time order. */
 	while (i < w->nsb || j < w->npieces) {
 		int take_sb = j >= w->npieces ||
 			      (i < w->nsb && w->sb[i].sid.time <= w->pieces[j].tsc_first);
 		struct perfwrite_sid sid = { 0 };
 
+		if (take_sb && w->kcore && w->sb[i].sid.time < w->kcore_time) {
+			i++;    /* before the recording (and the copy) began */
+			continue;
+		}
 		if (take_sb) {
 			write_sb(w, pw, &w->sb[i++]);
 			continue;
@@ -907,6 +939,24 @@ static void copy_bpf_dir(struct walk *w)
 	closedir(d);
 }
 
+/* OUT/kcore_dir/ from the rows valid at the copy time. */
+static void write_kcore(struct walk *w)
+{
+	struct walk_kcore_row *kr = calloc(w->nrows ? w->nrows : 1, sizeof(*kr));
+	size_t n;
+
+	if (!kr)
+		synth_die("out of memory");
+	for (size_t i = 0; i < w->nrows; i++) {
+		kr[i].e = &w->rows[i].e;
+		kr[i].bytes = w->rows[i].bytes;
+	}
+	n = walk_kcore_write(w->out, w->from, kr, w->nrows, w->kcore_time,
+			     KERNEL_TEXT);
+	fprintf(w->log, "kcore time=%" PRIu64 " ranges=%zu\n", w->kcore_time, n);
+	free(kr);
+}
+
 static const char usage_text[] =
 	"usage: ptsynth walk -o OUT.ptd --from CAPTURE.ptd [options] [WALKSPEC]\n"
 	"  WALKSPEC lines:  segment PERF_TIME_NS START_ADDR MAX_INSNS\n"
@@ -921,7 +971,10 @@ static const char usage_text[] =
 	"  --pid N          pid for ITRACE_START (default 0)\n"
 	"  --comm NAME      copy COMM and MMAP2 records only of processes named NAME\n"
 	"                   (default: all; KSYMBOL/BPF_EVENT/TEXT_POKE always)\n"
-	"  --bpf-used       copy CAPTURE/bpf/ID.* only for programs the walk ran\n";
+	"  --bpf-used       copy CAPTURE/bpf/ID.* only for programs the walk ran\n"
+	"  --kcore          write perf record --kcore's layout: OUT/data and\n"
+	"                   OUT/kcore_dir/{kcore,kallsyms,modules}, no text/\n"
+	"  --kcore-time T   the kcore copy's time (default: the first segment's)\n";
 
 /* One option of ptsynth walk. */
 static void set_opt(void *ctx, int c, const char *arg)
@@ -954,6 +1007,11 @@ static void set_opt(void *ctx, int c, const char *arg)
 	case 'P': w->pid = (int32_t)parse_u64(arg, "--pid"); break;
 	case 'C': w->comm = arg; break;
 	case 'B': w->bpf_used = 1; break;
+	case 'K': w->kcore = 1; break;
+	case 'T':
+		w->kcore_time = parse_u64(arg, "--kcore-time");
+		w->kcore_time_set = 1;
+		break;
 	}
 }
 
@@ -973,6 +1031,8 @@ static void parse_opts(struct walk *w, int argc, char **argv)
 		{ "pid", required_argument, NULL, 'P' },
 		{ "comm", required_argument, NULL, 'C' },
 		{ "bpf-used", no_argument, NULL, 'B' },
+		{ "kcore", no_argument, NULL, 'K' },
+		{ "kcore-time", required_argument, NULL, 'T' },
 		{ NULL, 0, NULL, 0 }
 	};
 	int first;
@@ -994,6 +1054,12 @@ static void parse_opts(struct walk *w, int argc, char **argv)
 		synth_die("no segments: give a WALKSPEC file or --segment");
 	synth_check_psb_period(w->psb_period);
 	qsort(w->segs, w->nsegs, sizeof(*w->segs), seg_cmp);
+	if (!w->kcore_time_set)
+		w->kcore_time = w->segs[0].time;
+	if (w->kcore && w->kcore_time > w->segs[0].time)
+		synth_die("--kcore-time %" PRIu64 " is after the first segment (%" PRIu64
+			  "): the recording, and its copy, start before the trace",
+			  w->kcore_time, w->segs[0].time);
 	w->rng = synth_rng_init(w->seed);
 }
 
@@ -1114,8 +1180,12 @@ int walk_main(int argc, char **argv)
 	if (fclose(w->expected))
 		synth_die("cannot write expected.insn");
 	write_perf_data(w, argc, argv);
-	write_text(w);
-	copy_bpf_dir(w);
+	if (w->kcore) {
+		write_kcore(w);
+	} else {
+		write_text(w);
+		copy_bpf_dir(w);
+	}
 	used = log_used_rows(w);
 	fclose(w->log);
 	synth_write_cmd(create_file(w->out, "cmd"), argc, argv);

@@ -1,0 +1,287 @@
+/* SPDX-License-Identifier: MIT */
+#include "kcoredir.h"
+#include "imgstore.h"
+#include "input.h"
+#include "kcore.h"
+#include "symtab.h"
+#include "util.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+struct kc_change {
+	uint64_t addr, len, t;
+};
+
+struct kc_module {
+	char name[64];
+	uint64_t addr, size;
+};
+
+struct kcoredir {
+	char *dir;
+	struct kcore *kc;
+	struct symtab *syms;    /* the copy's kallsyms, or NULL */
+	int syms_lent;          /* in->ksyms is syms */
+	struct kc_change *ch;
+	size_t nch, chcap;
+	struct kc_module *mods;
+	size_t nmods, modcap;
+};
+
+int kcoredir_find(const char *perf_path, char **kcdir)
+{
+	const char *slash = strrchr(perf_path, '/');
+	size_t dlen = slash ? (size_t)(slash - perf_path) : 1;
+	char *p;
+	struct stat st;
+
+	*kcdir = NULL;
+	if (strcmp(slash ? slash + 1 : perf_path, "data"))
+		return 0;   /* perf keeps kcore_dir only in its directory layout */
+	p = malloc(dlen + sizeof("/kcore_dir/kcore"));
+	if (!p)
+		return PTD_ERR_NOMEM;
+	memcpy(p, slash ? perf_path : ".", dlen);
+	strcpy(p + dlen, "/kcore_dir/kcore");
+	if (stat(p, &st)) {
+		free(p);
+		return 0;
+	}
+	p[dlen + sizeof("/kcore_dir") - 1] = 0;
+	*kcdir = p;
+	return 0;
+}
+
+/* kcore_dir/modules: "NAME SIZE REFS DEPS STATE ADDR ..." per line. */
+static int read_modules(struct input *in, struct kcoredir *kd)
+{
+	char path[4096], line[1024];
+	FILE *f;
+	size_t lineno = 0;
+
+	snprintf(path, sizeof(path), "%s/modules", kd->dir);
+	f = fopen(path, "re");
+	if (!f)
+		return input_warn(in, "%s: cannot open it: module ranges the kcore "
+				  "copy lacks decode as plain gaps", path);
+	while (fgets(line, sizeof(line), f)) {
+		struct kc_module m = { 0 };
+		char state[32];
+		unsigned long long size, addr;
+
+		lineno++;
+		if (sscanf(line, "%63s %llu %*s %*s %31s %llx", m.name, &size,
+			   state, &addr) != 4 || !size || !addr) {
+			fclose(f);
+			return input_warn(in, "%s:%zu: not in /proc/modules format: "
+					  "the rest of the file is ignored", path,
+					  lineno);
+		}
+		m.addr = addr;
+		m.size = size;
+		if (util_grow((void **)&kd->mods, &kd->modcap, kd->nmods + 1,
+			      sizeof(m))) {
+			fclose(f);
+			return PTD_ERR_NOMEM;
+		}
+		kd->mods[kd->nmods++] = m;
+	}
+	fclose(f);
+	return 0;
+}
+
+/* kcore_dir/kallsyms: the kernel's symbols unless --kallsyms named others. */
+static int read_kallsyms(struct input *in, struct kcoredir *kd)
+{
+	char path[4096], msg[512];
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/kallsyms", kd->dir);
+	rc = symtab_from_kallsyms(&kd->syms, path, msg, sizeof(msg));
+	if (rc == PTD_ERR_NOMEM)
+		return rc;
+	if (rc)
+		return input_warn(in, "kcore copy: %s: kernel symbols and the "
+				  "programs it held at the copy are unknown", msg);
+	if (!in->ksyms) {
+		in->ksyms = kd->syms;
+		kd->syms_lent = 1;
+	}
+	return 0;
+}
+
+int kcoredir_open(struct input *in, char *err, size_t errlen)
+{
+	struct kcoredir *kd;
+	char path[4096], msg[512];
+	char *dir;
+	int rc = kcoredir_find(in->perf_path, &dir);
+
+	if (rc || !dir)
+		return rc;
+	kd = calloc(1, sizeof(*kd));
+	if (!kd) {
+		free(dir);
+		return PTD_ERR_NOMEM;
+	}
+	kd->dir = dir;
+	in->kcore = kd;
+	snprintf(path, sizeof(path), "%s/kcore", dir);
+	rc = kcore_open(path, &kd->kc, msg, sizeof(msg));
+	if (rc) {
+		util_errf(err, errlen, "perf record --kcore copy: %s", msg);
+		return rc;
+	}
+	rc = read_kallsyms(in, kd);
+	if (!rc)
+		rc = read_modules(in, kd);
+	return rc;
+}
+
+int kcoredir_note_ksymbol(struct kcoredir *kd, uint64_t addr, uint64_t len,
+			  uint64_t t, const char *name, int unregister)
+{
+	const char *have;
+	uint64_t off;
+
+	if (!kd || !len || !kcore_nsegs(kd->kc))
+		return 0;
+	/* the program the copy holds there (perf's synthesized record) */
+	if (!unregister && kd->syms && name &&
+	    symtab_lookup(kd->syms, addr, &have, &off) == 0 && !off &&
+	    !strcmp(have, name))
+		return 0;
+	if (util_grow((void **)&kd->ch, &kd->chcap, kd->nch + 1, sizeof(*kd->ch)))
+		return PTD_ERR_NOMEM;
+	kd->ch[kd->nch].addr = addr;
+	kd->ch[kd->nch].len = len;
+	kd->ch[kd->nch++].t = t;
+	return 0;
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* When [a, b) stops being what the copy holds: the first change there. */
+static uint64_t valid_to(const struct kcoredir *kd, uint64_t a, uint64_t b)
+{
+	uint64_t to = IMGSTORE_FOREVER;
+
+	for (size_t i = 0; i < kd->nch; i++)
+		if (kd->ch[i].addr < b && a < kd->ch[i].addr + kd->ch[i].len &&
+		    kd->ch[i].t < to)
+			to = kd->ch[i].t;
+	return to;
+}
+
+/* One segment, cut where later changes begin and end, each piece valid
+ * until its first change. */
+static int add_segment(struct input *in, struct kcoredir *kd,
+		       const struct kcore_seg *s)
+{
+	uint64_t end = s->vaddr + s->size, *cut;
+	size_t n = 0;
+	int rc = 0;
+
+	cut = malloc((2 * kd->nch + 2) * sizeof(*cut));
+	if (!cut)
+		return PTD_ERR_NOMEM;
+	cut[n++] = s->vaddr;
+	cut[n++] = end;
+	for (size_t i = 0; i < kd->nch; i++) {
+		uint64_t a = kd->ch[i].addr, b = a + kd->ch[i].len;
+
+		if (a > s->vaddr && a < end)
+			cut[n++] = a;
+		if (b > s->vaddr && b < end)
+			cut[n++] = b;
+	}
+	qsort(cut, n, sizeof(*cut), u64_cmp);
+	for (size_t i = 0; i + 1 < n && rc >= 0;) {
+		uint64_t to = valid_to(kd, cut[i], cut[i + 1]);
+		size_t j = i + 1;
+
+		/* neighbours with the same window stay one version */
+		while (j + 1 < n && valid_to(kd, cut[j], cut[j + 1]) == to)
+			j++;
+		if (cut[j] > cut[i])
+			rc = imgstore_add_file(in->st, IMGSTORE_KERNEL, cut[i],
+					       cut[j] - cut[i], kcore_path(kd->kc),
+					       s->offset + (cut[i] - s->vaddr), 0, to,
+					       "[kernel.kcore]");
+		i = j;
+	}
+	free(cut);
+	return rc < 0 ? rc : 0;
+}
+
+/* The parts of module m that no segment holds: gaps naming the module. */
+static int add_module_gaps(struct input *in, struct kcoredir *kd,
+			   const struct kc_module *m)
+{
+	uint64_t a = m->addr, end = m->addr + m->size;
+	char why[256];
+
+	snprintf(why, sizeof(why), "module %s is not in the perf record --kcore "
+		 "copy (its text was not copied)", m->name);
+	while (a < end) {
+		const struct kcore_seg *s = kcore_find(kd->kc, a);
+		uint64_t next = end;
+		int rc;
+
+		if (s) {
+			a = s->vaddr + s->size;
+			continue;
+		}
+		for (size_t i = 0; i < kcore_nsegs(kd->kc); i++) {
+			const struct kcore_seg *o = kcore_get_seg(kd->kc, i);
+
+			if (o->vaddr > a && o->vaddr < next)
+				next = o->vaddr;
+		}
+		rc = imgstore_add_missing(in->st, IMGSTORE_KERNEL, a, next - a, 0,
+					  IMGSTORE_FOREVER, m->name, why);
+		if (rc < 0)
+			return rc;
+		a = next;
+	}
+	return 0;
+}
+
+int kcoredir_add(struct input *in, char *err, size_t errlen)
+{
+	struct kcoredir *kd = in->kcore;
+	int rc = 0;
+
+	if (!kd)
+		return 0;
+	for (size_t i = 0; i < kcore_nsegs(kd->kc) && !rc; i++)
+		rc = add_segment(in, kd, kcore_get_seg(kd->kc, i));
+	for (size_t i = 0; i < kd->nmods && !rc; i++)
+		rc = add_module_gaps(in, kd, &kd->mods[i]);
+	if (rc)
+		util_errf(err, errlen, "perf record --kcore copy: %s",
+			  ptd_strerror(rc));
+	return rc;
+}
+
+void kcoredir_free(struct kcoredir *kd)
+{
+	if (!kd)
+		return;
+	kcore_close(kd->kc);
+	if (!kd->syms_lent)
+		symtab_free(kd->syms);
+	free(kd->ch);
+	free(kd->mods);
+	free(kd->dir);
+	free(kd);
+}

@@ -1,0 +1,213 @@
+#!/usr/bin/env python3
+"""check_kcore_walk.py PTSYNTH PTDECODE FIXTURE.ptd WORKDIR
+
+A `perf record --kcore` directory from `ptsynth walk --kcore` through the
+real BPF JIT images of fixtures/bpf/walk.ptd and a kernel text range (the
+bytes of a JIT image placed at a kernel text address): segments in walk_a
+(held by the kcore copy), in walk_b (loaded later at walk_a's address:
+the copy holds walk_a's bytes there, which would be a guess) and in the
+kernel range.  ptdecode reads the directory alone (no text store, no
+--vmlinux) and must print:
+
+  - exactly the ground truth (expected.insn) of the segments whose code the
+    copy holds, with both decoders, at -j1 and -j2;
+  - a gap or error at each other segment's start and time, and none of its
+    instructions;
+  - the same instructions as `perf script --itrace=i0ns -F ip` (Debian's
+    perf reads kcore_dir/ itself), when perf is installed.
+
+The kcore file's segments are read here with Python's struct (an
+independent ELF reader) and must hold the fixture's bytes.  A truncated or
+non-ELF kcore must be refused with a message naming the problem.
+"""
+import os
+import re
+import shutil
+import struct
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+KTEXT = 0xffffffff81200000
+
+
+def fail(msg):
+    print("FAIL: " + msg)
+    sys.exit(1)
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True, **kw)
+
+
+def text_rows(fix):
+    rows = []
+    with open(os.path.join(fix, "text", "index.tsv")) as f:
+        for line in f:
+            if line.startswith("#"):
+                continue
+            c = line.rstrip("\n").split("\t")
+            rows.append({"start": int(c[1], 16), "len": int(c[2]), "hash": c[7],
+                         "name": c[12]})
+    return rows
+
+
+def spec_segments(fix):
+    segs = []
+    with open(os.path.join(fix, "walk.spec")) as f:
+        for line in f:
+            w = line.split()
+            if len(w) == 4 and w[0] == "segment":
+                segs.append((int(w[1]), w[2], int(w[3])))
+    return segs
+
+
+def kcore_segments(path):
+    """PT_LOAD (vaddr, bytes) of an ELF64 core file, read with struct."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:4] != b"\x7fELF" or struct.unpack_from("<H", data, 16)[0] != 4:
+        fail("%s is no ELF core file" % path)
+    phoff, = struct.unpack_from("<Q", data, 32)
+    phentsize, phnum = struct.unpack_from("<HH", data, 54)
+    segs = []
+    for i in range(phnum):
+        p_type, _, off, vaddr, _, filesz = struct.unpack_from("<IIQQQQ", data,
+                                                              phoff + i * phentsize)
+        if p_type == 1:
+            segs.append((vaddr, data[off:off + filesz]))
+    return segs
+
+
+def walk_log(out):
+    segs, used, ktime = [], [], None
+    with open(os.path.join(out, "walk.log")) as f:
+        for line in f:
+            m = re.match(r"segment time=(\d+) start=(\S+) insns=(\d+) first_line=(\d+)", line)
+            if m:
+                segs.append((int(m[1]), int(m[2], 16), int(m[3]), int(m[4])))
+            m = re.match(r"used \S+ (0x[0-9a-f]+) len (\d+) \[(\d+), (\d+)\)", line)
+            if m:
+                used.append((int(m[1], 16), int(m[2]), int(m[3]), int(m[4])))
+            m = re.match(r"kcore time=(\d+)", line)
+            if m:
+                ktime = int(m[1])
+    return segs, used, ktime
+
+
+def held(seg, used, ktime):
+    """The copy holds the segment's code: a row at its start that was valid
+    at the copy time and still is at the segment's time."""
+    t, a = seg[0], seg[1]
+    return any(s <= a < s + n and f <= ktime < to and t < to for s, n, f, to in used)
+
+
+def decode(ptdecode, out, dec, jobs):
+    p = run([ptdecode, "--decoder=" + dec, "-j", str(jobs), "--insn", "--no-sym",
+             "--no-disasm", out])
+    if p.returncode:
+        fail("ptdecode --decoder=%s -j%d exit %d: %s" % (dec, jobs, p.returncode,
+                                                      p.stderr.strip()))
+    insns = [l.split()[0] for l in p.stdout.splitlines() if l.startswith("0x")]
+    other = [l for l in p.stdout.splitlines() if l.startswith("[")]
+    return insns, other
+
+
+def main():
+    ptsynth, ptdecode, fix, work = sys.argv[1:5]
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    segs = spec_segments(fix)[:16]          # 8 in walk_a, 8 in walk_b
+    walk_a = [r for r in text_rows(fix) if r["name"].endswith("_walk_a") and
+              r["start"] == int(segs[0][1], 16)][0]
+    ktext = os.path.join(work, "ktext.bin")
+    shutil.copy(os.path.join(fix, "text", walk_a["hash"] + ".bin"), ktext)
+    t0 = segs[0][0]
+    with open(os.path.join(work, "walk.spec"), "w") as f:
+        f.write("segment %d %#x 60\n" % (t0 - 500000, KTEXT))
+        for t, a, n in segs:
+            f.write("segment %d %s %d\n" % (t, a, n))
+        f.write("segment %d %#x 60\n" % (segs[9][0] + 400000, KTEXT))
+    out = os.path.join(work, "kcore.perf")
+    p = run([ptsynth, "walk", "-o", out, "--from", fix, "--kcore", "--code",
+             "%s:%#x" % (ktext, KTEXT), "--seed", "1", os.path.join(work, "walk.spec")])
+    if p.returncode:
+        fail("ptsynth walk --kcore: " + p.stderr.strip())
+
+    # the layout, and what the copy holds
+    for f in ("data", "kcore_dir/kcore", "kcore_dir/kallsyms", "kcore_dir/modules"):
+        if not os.path.isfile(os.path.join(out, f)):
+            fail("no %s in the --kcore layout" % f)
+    for f in ("text", "perf.data", "bpf"):
+        if os.path.exists(os.path.join(out, f)):
+            fail("%s must not be there: the copy alone is the code" % f)
+    kseg = dict(kcore_segments(os.path.join(out, "kcore_dir", "kcore")))
+    with open(ktext, "rb") as f:
+        if kseg.get(KTEXT) != f.read():
+            fail("kcore lacks the kernel range's bytes at %#x" % KTEXT)
+    with open(os.path.join(fix, "text", walk_a["hash"] + ".bin"), "rb") as f:
+        if kseg.get(walk_a["start"]) != f.read():
+            fail("kcore lacks walk_a's JIT image at %#x" % walk_a["start"])
+
+    # ground truth: the segments the copy holds
+    wsegs, used, ktime = walk_log(out)
+    with open(os.path.join(out, "expected.insn")) as f:
+        exp = [l.strip() for l in f if l.strip()]
+    want, gaps = [], []
+    for s in wsegs:
+        if held(s, used, ktime):
+            want += exp[s[3] - 1:s[3] - 1 + s[2]]
+        else:
+            gaps.append(s)
+    nk = sum(1 for s in wsegs if s[1] == KTEXT and held(s, used, ktime))
+    if nk != 2 or len(gaps) != 8 or len(want) == len(exp):
+        fail("walk: %d kernel-range segments held (want 2), %d not held (want 8)"
+             % (nk, len(gaps)))
+    for dec, jobs in (("fast", 1), ("fast", 2), ("libipt", 1)):
+        got, other = decode(ptdecode, out, dec, jobs)
+        if got != want:
+            diff = next((i for i, (x, y) in enumerate(zip(got, want)) if x != y),
+                        min(len(got), len(want)))
+            fail("%s -j%d: %d instructions, ground truth %d; first difference at "
+                 "%d" % (dec, jobs, len(got), len(want), diff))
+        for t, a, _, _ in gaps:
+            stamp = "ip=%#x time=%d.%09d" % (a, t // 10**9, t % 10**9)
+            if not any(("[gap" in l or "[error" in l) and stamp in l for l in other):
+                fail("%s -j%d: no gap reported at %s (code the copy does not "
+                     "hold)" % (dec, jobs, stamp))
+    print("ok: %d instructions from the kcore copy alone (%d of them kernel "
+          "text), %d segments reported as gaps, both decoders" %
+          (len(want), sum(1 for x in want if int(x, 16) >= KTEXT and
+                          int(x, 16) < KTEXT + 4096), len(gaps)))
+
+    # perf's own decoder on the same directory
+    if shutil.which("perf"):
+        home = os.path.join(work, "home")
+        p = run(["sh", os.path.join(HERE, "..", "perf_home.sh"), home, "--",
+                 "perf", "script", "-i", out, "--itrace=i0ns", "-F", "ip"])
+        perf = ["0x" + l.split()[0] for l in p.stdout.splitlines() if l.strip()]
+        if p.returncode or perf != want:
+            fail("perf script -i DIR: %d instructions (exit %d), ptdecode %d: %s" %
+                 (len(perf), p.returncode, len(want), p.stderr.strip()[:300]))
+        print("ok: perf script on the directory prints the same %d" % len(perf))
+    else:
+        print("note: perf not installed; ground truth only")
+
+    # a copy that is cut short or no ELF file: refused, naming the problem
+    kc = os.path.join(out, "kcore_dir", "kcore")
+    size = os.path.getsize(kc)
+    with open(kc, "r+b") as f:
+        f.truncate(size - 10)
+    p = run([ptdecode, "--insn", out])
+    if p.returncode == 0 or "truncated" not in p.stderr:
+        fail("a truncated kcore: exit %d, %s" % (p.returncode, p.stderr.strip()))
+    with open(kc, "w") as f:
+        f.write("ffffffff81000000 T _text\n")
+    p = run([ptdecode, "--insn", out])
+    if p.returncode == 0 or "not an ELF file" not in p.stderr:
+        fail("a kcore that is no ELF file: exit %d, %s" % (p.returncode, p.stderr.strip()))
+    print("ok: truncated and non-ELF kcore refused")
+
+
+main()
