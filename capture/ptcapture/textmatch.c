@@ -63,6 +63,11 @@ struct textmatch {
 	size_t ncp, ccp;
 	struct inst *in;
 	size_t nin, cin;
+	struct xrow {     /* rows written as given (textmatch_add_row) */
+		struct textstore_entry e;
+		uint8_t *bytes;
+	} *xr;
+	size_t nxr, cxr;
 	char *spool;      /* text store dir when streaming */
 	FILE *journal;    /* its provisional index.tsv */
 };
@@ -86,6 +91,9 @@ void textmatch_free(struct textmatch *tm)
 		free(tm->ev[i].name);
 	for (size_t i = 0; i < tm->ncp; i++)
 		free(tm->cp[i].bytes);
+	for (size_t i = 0; i < tm->nxr; i++)
+		free(tm->xr[i].bytes);
+	free(tm->xr);
 	free(tm->ev);
 	free(tm->pl);
 	free(tm->cp);
@@ -167,6 +175,25 @@ static int spool_copy(struct textmatch *tm, struct copy *c, const uint8_t *bytes
 	fprintf(tm->journal, "\t-1\t%s\t%s\t%s\t%u\t0x0\t-\tbpf_prog_%s\n",
 		c->src == TM_FENCE ? "fence" : "prog-info", c->hash, tag, c->prog_id, tag);
 	return ferror(tm->journal) ? -EIO : 0;
+}
+
+int textmatch_add_row(struct textmatch *tm, const struct textstore_entry *e,
+		      const uint8_t *bytes)
+{
+	struct xrow *x;
+
+	if (grow((void **)&tm->xr, &tm->cxr, tm->nxr, sizeof(*tm->xr)))
+		return -ENOMEM;
+	x = &tm->xr[tm->nxr];
+	x->e = *e;
+	x->bytes = NULL;
+	if (bytes) {
+		if (!(x->bytes = malloc(e->len ? e->len : 1)))
+			return -ENOMEM;
+		memcpy(x->bytes, bytes, e->len);
+	}
+	tm->nxr++;
+	return 0;
 }
 
 size_t textmatch_ncopies(const struct textmatch *tm)
@@ -796,6 +823,8 @@ int textmatch_write(struct textmatch *tm, const char *dir,
 	for (size_t i = 0; i < tm->ncp && !rc; i++)
 		if (tm->cp[i].inst < 0 && (tm->cp[i].src != TM_FENCE || tm->cp[i].complete))
 			rc = add_row(tm, w, NULL, &tm->cp[i], "uncertain", n);
+	for (size_t i = 0; i < tm->nxr && !rc; i++, n->rows++)
+		rc = textstore_writer_add(w, &tm->xr[i].e, tm->xr[i].bytes);
 	if (rc)
 		goto fail;
 	rc = textstore_writer_close(w);

@@ -79,6 +79,13 @@ int textmatch_spool(struct textmatch *tm, const char *dir);
 /* Pushes provisional rows to the file. */
 void textmatch_flush(struct textmatch *tm);
 
+/* A row written as given after the matched ones (kcore copies: kcopy.c);
+ * bytes (e->len of them, NULL: range only) are copied, e's hash is filled
+ * in when written.  Returns 0 or -ENOMEM. */
+struct textstore_entry;
+int textmatch_add_row(struct textmatch *tm, const struct textstore_entry *e,
+		      const uint8_t *bytes);
+
 /* Matches and writes every row into the text store at dir. */
 int textmatch_write(struct textmatch *tm, const char *dir,
 		    struct textmatch_counts *counts, char *err, size_t errlen);

@@ -23,11 +23,13 @@ non-ELF kcore must be refused with a message naming the problem.
 import os
 import re
 import shutil
-import struct
 import subprocess
 import sys
 
+sys.dont_write_bytecode = True   # no __pycache__ in the source tree
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from kcoretest import kcore_segments, text_rows  # noqa: E402
 KTEXT = 0xffffffff81200000
 
 
@@ -41,18 +43,6 @@ def run(cmd, **kw):
                           text=True, **kw)
 
 
-def text_rows(fix):
-    rows = []
-    with open(os.path.join(fix, "text", "index.tsv")) as f:
-        for line in f:
-            if line.startswith("#"):
-                continue
-            c = line.rstrip("\n").split("\t")
-            rows.append({"start": int(c[1], 16), "len": int(c[2]), "hash": c[7],
-                         "name": c[12]})
-    return rows
-
-
 def spec_segments(fix):
     segs = []
     with open(os.path.join(fix, "walk.spec")) as f:
@@ -60,23 +50,6 @@ def spec_segments(fix):
             w = line.split()
             if len(w) == 4 and w[0] == "segment":
                 segs.append((int(w[1]), w[2], int(w[3])))
-    return segs
-
-
-def kcore_segments(path):
-    """PT_LOAD (vaddr, bytes) of an ELF64 core file, read with struct."""
-    with open(path, "rb") as f:
-        data = f.read()
-    if data[:4] != b"\x7fELF" or struct.unpack_from("<H", data, 16)[0] != 4:
-        fail("%s is no ELF core file" % path)
-    phoff, = struct.unpack_from("<Q", data, 32)
-    phentsize, phnum = struct.unpack_from("<HH", data, 54)
-    segs = []
-    for i in range(phnum):
-        p_type, _, off, vaddr, _, filesz = struct.unpack_from("<IIQQQQ", data,
-                                                              phoff + i * phentsize)
-        if p_type == 1:
-            segs.append((vaddr, data[off:off + filesz]))
     return segs
 
 
@@ -119,8 +92,8 @@ def main():
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
     segs = spec_segments(fix)[:16]          # 8 in walk_a, 8 in walk_b
-    walk_a = [r for r in text_rows(fix) if r["name"].endswith("_walk_a") and
-              r["start"] == int(segs[0][1], 16)][0]
+    walk_a = [r for r in text_rows(os.path.join(fix, "text"))
+              if r["name"].endswith("_walk_a") and r["start"] == int(segs[0][1], 16)][0]
     ktext = os.path.join(work, "ktext.bin")
     shutil.copy(os.path.join(fix, "text", walk_a["hash"] + ".bin"), ktext)
     t0 = segs[0][0]
@@ -142,7 +115,9 @@ def main():
     for f in ("text", "perf.data", "bpf"):
         if os.path.exists(os.path.join(out, f)):
             fail("%s must not be there: the copy alone is the code" % f)
-    kseg = dict(kcore_segments(os.path.join(out, "kcore_dir", "kcore")))
+    kseg = kcore_segments(os.path.join(out, "kcore_dir", "kcore"))
+    if kseg is None:
+        fail("kcore_dir/kcore is no ELF core file")
     with open(ktext, "rb") as f:
         if kseg.get(KTEXT) != f.read():
             fail("kcore lacks the kernel range's bytes at %#x" % KTEXT)

@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+"""check_ptcapture_kcore.py MKKCORE PTCAPTURE WORKDIR
+
+`ptcapture record --kcore=DIR` with DIR made by mkkcore: a kcore file whose
+PT_LOADs hold the real JIT images of the BPF programs loaded here (read by
+program id), at their real addresses, except kc_omit's; kallsyms copied
+from /proc; no modules.  Checks, with perf script -D (Linux perf's own
+perf.data reader) naming the KSYMBOL records ptcapture synthesized at its
+start:
+
+  - the text store's kcore rows are exactly the start ranges the file
+    holds, each with the bytes of the file at that address (read here with
+    struct) and those of the prog-info copy of the same image;
+  - every start range the file lacks (kc_omit, ptcapture's own programs
+    loaded after the file was made) and the kernel text (_stext.._etext,
+    not in the file) is counted in info's kcore_ranges_not_copied, and
+    kc_omit's range is named on stderr;
+  - info says kcore=copied and how many ranges were copied.
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+sys.dont_write_bytecode = True   # no __pycache__ in the source tree
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from kcoretest import kcore_segments, text_rows  # noqa: E402
+
+
+def fail(msg):
+    print("FAIL: " + msg)
+    sys.exit(1)
+
+
+def skip(msg):
+    print("SKIP: " + msg)
+    sys.exit(77)
+
+
+def start_ksymbols(cap, work):
+    """(addr, len, name) of the KSYMBOL REGISTER records at time 0."""
+    p = subprocess.run(["sh", os.path.join(HERE, "..", "perf_home.sh"),
+                        os.path.join(work, "home"), "--", "perf", "script", "-D", "-i",
+                        os.path.join(cap, "perf.data")],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if p.returncode:
+        fail("perf script -D: " + p.stderr.strip()[:300])
+    out = []
+    for line in p.stdout.splitlines():
+        m = re.search(r"^(?:\S+ )?(\d+) 0x[0-9a-f]+ \[0x[0-9a-f]+\]: PERF_RECORD_KSYMBOL "
+                      r"addr ([0-9a-f]+) len (\d+) type \d+ flags (0x[0-9a-f]+) name (\S+)",
+                      line)
+        if m and m[1] == "0" and int(m[4], 16) == 0:
+            out.append((int(m[2], 16), int(m[3]), m[5]))
+    return out
+
+
+def main():
+    mkkcore, ptcapture, work = sys.argv[1:4]
+    if not shutil.which("perf"):
+        skip("perf (the oracle for the records ptcapture wrote) is not installed")
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    kdir, cap = os.path.join(work, "kcore_dir"), os.path.join(work, "cap.ptd")
+    mk = subprocess.Popen([mkkcore, kdir], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                          text=True)
+    line = mk.stdout.readline()
+    if not line.startswith("ready"):
+        mk.wait()
+        if mk.returncode == 77:
+            skip(line.strip()[6:] if line.startswith("SKIP") else "mkkcore skipped")
+        fail("mkkcore: " + line.strip())
+    try:
+        p = subprocess.run([ptcapture, "record", "--kcore=" + kdir, "-o", cap, "--linger",
+                            "0", "--", "true"], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, timeout=90)
+    finally:
+        mk.stdin.close()
+        mk.wait()
+    if p.returncode:
+        if "not permitted" in p.stderr:
+            skip("ptcapture needs root: " + p.stderr.strip()[:200])
+        fail("ptcapture --kcore: exit %d: %s" % (p.returncode, p.stderr.strip()))
+
+    keep, omit = {}, {}
+    with open(os.path.join(kdir, "expect.tsv")) as f:
+        for l in f:
+            what, addr, n, name = l.split()
+            (keep if what == "keep" else omit)[int(addr, 16)] = (int(n), name)
+    if len(omit) != 1:
+        fail("mkkcore omitted %d images, expected kc_omit's one" % len(omit))
+    segs = kcore_segments(os.path.join(kdir, "kcore"))
+    starts = start_ksymbols(cap, work)
+    held = {(a, n) for a, n, _ in starts if keep.get(a, (None,))[0] == n}
+    lacking = [(a, n, name) for a, n, name in starts if (a, n) not in held]
+    oa = next(iter(omit))
+    if not any(a == oa for a, _, _ in lacking):
+        fail("no KSYMBOL at start names kc_omit's image %#x" % oa)
+
+    rows = text_rows(os.path.join(cap, "text"))
+    kc = [r for r in rows if r["source"] == "kcore"]
+    got = {(r["start"], r["len"]) for r in kc}
+    if got != held:
+        fail("kcore rows %s, the file holds %s of the start ranges" %
+             (sorted(got - held), sorted(held - got)))
+    info = dict(l.rstrip("\n").split("=", 1) for l in open(os.path.join(cap, "info")))
+    for r in kc:
+        if r["bytes"] != segs.get(r["start"]):
+            fail("kcore row %#x: bytes differ from the kcore file's" % r["start"])
+        same = [x for x in rows if x["source"] == "prog-info" and x["start"] == r["start"]
+                and x["len"] == r["len"]]
+        if same and same[0]["bytes"] != r["bytes"]:
+            fail("kcore row %#x: bytes differ from the prog-info copy" % r["start"])
+        if r["from"] != "0":
+            fail("kcore row %#x: valid from %s, not the start (0)" % (r["start"], r["from"]))
+    if info.get("kcore") != "copied" or int(info.get("kcore_ranges_copied", -1)) != len(kc):
+        fail("info: kcore=%s kcore_ranges_copied=%s, %d rows" %
+             (info.get("kcore"), info.get("kcore_ranges_copied"), len(kc)))
+    want_missed = 1 + len(lacking)      # the kernel text, and the ranges lacking
+    if int(info.get("kcore_ranges_not_copied", -1)) != want_missed:
+        fail("kcore_ranges_not_copied=%s, expected %d (kernel text + %d start ranges "
+             "not in the file)" % (info.get("kcore_ranges_not_copied"), want_missed,
+                                   len(lacking)))
+    if "%#x" % oa not in p.stderr:
+        fail("stderr does not name kc_omit's range %#x: %s" % (oa, p.stderr.strip()))
+    print("ok: %d kcore rows equal to the file's JIT images (%d also by prog info), "
+          "%d ranges counted as not copied (kc_omit named)" %
+          (len(kc), sum(1 for r in kc if any(x["source"] == "prog-info" and
+                                             x["start"] == r["start"] for x in rows)),
+           want_missed))
+
+
+main()
