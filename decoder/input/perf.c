@@ -140,6 +140,10 @@ static int add_mmap(struct input *in, const struct perfdata_record *r, uint64_t 
 			pid = IMGSTORE_KERNEL;
 		sideband_thread(in->sb, (int32_t)m.pid, (int32_t)m.tid);
 	}
+	/* the kernel's own map: its code is --vmlinux's, added at open */
+	if (pid == IMGSTORE_KERNEL && in->opts->vmlinux &&
+	    !strncmp(m.filename, "[kernel.kallsyms]", 17))
+		return 0;
 	/* A new mapping replaces whatever was mapped there before. */
 	imgstore_end(in->st, pid, m.addr, m.len, t);
 	if (m.filename[0] != '/')

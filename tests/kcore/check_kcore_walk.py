@@ -14,7 +14,12 @@ kernel range.  ptdecode reads the directory alone (no text store, no
   - a gap or error at each other segment's start and time, and none of its
     instructions;
   - the same instructions as `perf script --itrace=i0ns -F ip` (Debian's
-    perf reads kcore_dir/ itself), when perf is installed.
+    perf reads kcore_dir/ itself), when perf is installed;
+  - with the kernel range dropped from the copy: a gap there naming the
+    module kcore_dir/modules puts there, or, with --vmlinux (an ELF made
+    here with as/ld holding the range), the ground truth again; a
+    --vmlinux with other bytes where the copy holds the range changes
+    nothing.
 
 The kcore file's segments are read here with Python's struct (an
 independent ELF reader) and must hold the fixture's bytes.  A truncated or
@@ -23,6 +28,7 @@ non-ELF kcore must be refused with a message naming the problem.
 import os
 import re
 import shutil
+import struct
 import subprocess
 import sys
 
@@ -76,15 +82,81 @@ def held(seg, used, ktime):
     return any(s <= a < s + n and f <= ktime < to and t < to for s, n, f, to in used)
 
 
-def decode(ptdecode, out, dec, jobs):
+def decode(ptdecode, out, dec, jobs, extra=()):
     p = run([ptdecode, "--decoder=" + dec, "-j", str(jobs), "--insn", "--no-sym",
-             "--no-disasm", out])
+             "--no-disasm", *extra, out])
     if p.returncode:
         fail("ptdecode --decoder=%s -j%d exit %d: %s" % (dec, jobs, p.returncode,
                                                       p.stderr.strip()))
     insns = [l.split()[0] for l in p.stdout.splitlines() if l.startswith("0x")]
     other = [l for l in p.stdout.splitlines() if l.startswith("[")]
     return insns, other
+
+
+def drop_segment(path, vaddr):
+    """Turns the PT_LOAD at vaddr into PT_NULL: the copy no longer holds it."""
+    with open(path, "r+b") as f:
+        data = bytearray(f.read())
+        phoff, = struct.unpack_from("<Q", data, 32)
+        phentsize, phnum = struct.unpack_from("<HH", data, 54)
+        for i in range(phnum):
+            o = phoff + i * phentsize
+            if struct.unpack_from("<I", data, o)[0] == 1 and \
+               struct.unpack_from("<Q", data, o + 16)[0] == vaddr:
+                struct.pack_into("<I", data, o, 0)
+        f.seek(0)
+        f.write(data)
+
+
+def vmlinux(work, name, body):
+    """An ELF executable whose text at KTEXT is body (assembler source)."""
+    src, obj, elf = (os.path.join(work, name + x) for x in (".s", ".o", ".elf"))
+    with open(src, "w") as f:
+        f.write('.section .text,"ax"\n.globl ktext_func\nktext_func:\n%s\n' % body)
+    for cmd in (["as", "-o", obj, src],
+                ["ld", "-o", elf, "-Ttext=%#x" % KTEXT, "-e", "ktext_func", obj]):
+        p = run(cmd)
+        if p.returncode:
+            fail("%s: %s" % (" ".join(cmd), p.stderr.strip()))
+    return elf
+
+
+def fallback(ptdecode, out, work, ktext, want, wsegs):
+    """Text the copy does not hold comes from --vmlinux, or is a gap that
+    names the module /proc/modules put there; where both hold it, the copy
+    is what ran."""
+    if not shutil.which("as") or not shutil.which("ld"):
+        print("note: no as/ld: --vmlinux fallback not checked")
+        return
+    k = [s for s in wsegs if s[1] == KTEXT]
+    other = [x for x in want if not KTEXT <= int(x, 16) < KTEXT + 4096]
+    good = vmlinux(work, "vmlinux", '.incbin "%s"' % ktext)
+    bad = vmlinux(work, "vmlinux-int3", ".fill %d, 1, 0xcc" % os.path.getsize(ktext))
+    got, _ = decode(ptdecode, out, "fast", 1, ["--vmlinux", bad])
+    if got != want:
+        fail("--vmlinux with other bytes at %#x changed the decode: the copy must win"
+             % KTEXT)
+    out2 = out + ".nokernel"
+    shutil.rmtree(out2, ignore_errors=True)
+    shutil.copytree(out, out2)
+    drop_segment(os.path.join(out2, "kcore_dir", "kcore"), KTEXT)
+    with open(os.path.join(out2, "kcore_dir", "modules"), "w") as f:
+        f.write("ktextmod 4096 0 - Live %#x\n" % KTEXT)
+    for dec in ("fast", "libipt"):
+        got, ev = decode(ptdecode, out2, dec, 1)
+        if got != other:
+            fail("%s, kernel range not in the copy: %d instructions, want %d" %
+                 (dec, len(got), len(other)))
+        for t, a, _, _ in k:
+            stamp = "ip=%#x time=%d.%09d" % (a, t // 10**9, t % 10**9)
+            if not any(stamp in l and "module ktextmod" in l for l in ev):
+                fail("%s: no gap naming module ktextmod at %s" % (dec, stamp))
+        got, _ = decode(ptdecode, out2, dec, 1, ["--vmlinux", good])
+        if got != want:
+            fail("%s: --vmlinux does not supply the range the copy lacks (%d "
+                 "instructions, want %d)" % (dec, len(got), len(want)))
+    print("ok: a range the copy lacks is a gap naming its module, or comes from "
+          "--vmlinux; where both hold it the copy wins")
 
 
 def main():
@@ -168,6 +240,8 @@ def main():
         print("ok: perf script on the directory prints the same %d" % len(perf))
     else:
         print("note: perf not installed; ground truth only")
+
+    fallback(ptdecode, out, work, ktext, want, wsegs)
 
     # a copy that is cut short or no ELF file: refused, naming the problem
     kc = os.path.join(out, "kcore_dir", "kcore")
