@@ -40,7 +40,9 @@
  * perf.data, without the sideband records from before the copy) and
  * OUT/kcore_dir/ (walk_kcore.c: the rows valid at the copy time, --kcore-time,
  * default the first segment's), and no text/ or bpf/: code the copy does
- * not hold is what a decoder must report as a gap.
+ * not hold is what a decoder must report as a gap.  A row that follows
+ * one the copy holds at the same range (kernel text patched in place:
+ * --code FILE:ADDR:FROM:TO versions) becomes a TEXT_POKE record.
  */
 #define _GNU_SOURCE
 #include "walk.h"
@@ -974,7 +976,8 @@ static const char usage_text[] =
 	"  --bpf-used       copy CAPTURE/bpf/ID.* only for programs the walk ran\n"
 	"  --kcore          write perf record --kcore's layout: OUT/data and\n"
 	"                   OUT/kcore_dir/{kcore,kallsyms,modules}, no text/\n"
-	"  --kcore-time T   the kcore copy's time (default: the first segment's)\n";
+	"  --kcore-time T   the kcore copy's time (default: the first segment's);\n"
+	"                   --code versions of a copied range become TEXT_POKEs\n";
 
 /* One option of ptsynth walk. */
 static void set_opt(void *ctx, int c, const char *arg)
@@ -1063,6 +1066,66 @@ static void parse_opts(struct walk *w, int argc, char **argv)
 	w->rng = synth_rng_init(w->seed);
 }
 
+/* The version of r's range that the kcore copy holds and that r follows
+ * without a gap, or NULL. */
+static const struct row *copied_before(const struct walk *w, const struct row *r)
+{
+	for (size_t i = 0; i < w->nrows; i++) {
+		const struct row *q = &w->rows[i];
+
+		if (q != r && q->bytes && q->e.pid == -1 && q->e.start == r->e.start &&
+		    q->e.len == r->e.len && q->e.valid_from <= w->kcore_time &&
+		    w->kcore_time < q->e.valid_to && q->e.valid_to == r->e.valid_from)
+			return q;
+	}
+	return NULL;
+}
+
+/* --kcore: kernel code that changes in place after the copy (a row that
+ * follows, at the same range, one the copy holds) is what the kernel
+ * reports with TEXT_POKE: one record of the bytes that differ, at the
+ * time the new version begins. */
+static void add_text_pokes(struct walk *w)
+{
+	size_t n = w->nrows;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct row *r = &w->rows[i], *q;
+		struct sbrec s;
+		size_t a = 0, b;
+
+		if (!r->bytes || r->e.pid != -1 || r->e.valid_from <= w->kcore_time ||
+		    !(q = copied_before(w, r)))
+			continue;
+		b = (size_t)r->e.len;
+		while (a < b && q->bytes[a] == r->bytes[a])
+			a++;
+		while (b > a && q->bytes[b - 1] == r->bytes[b - 1])
+			b--;
+		if (a == b)
+			continue;
+		if (b - a > 0xffff)
+			synth_die("%s: a TEXT_POKE of %zu bytes is too large", r->e.name, b - a);
+		memset(&s, 0, sizeof(s));
+		s.type = PD_RECORD_TEXT_POKE;
+		s.misc = PD_MISC_KERNEL;
+		s.sid.pid = s.sid.tid = 0;
+		s.sid.id = DUMMY_ID;
+		s.sid.time = r->e.valid_from;
+		s.u.t.addr = r->e.start + a;
+		s.u.t.old_len = s.u.t.new_len = (uint16_t)(b - a);
+		s.poke = malloc(2 * (b - a));
+		if (!s.poke)
+			synth_die("out of memory");
+		memcpy(s.poke, q->bytes + a, b - a);
+		memcpy(s.poke + (b - a), r->bytes + a, b - a);
+		s.seq = w->nsb;
+		w->sb = xgrow(w->sb, &w->sbcap, w->nsb + 1, sizeof(*w->sb));
+		w->sb[w->nsb++] = s;
+	}
+	qsort(w->sb, w->nsb, sizeof(*w->sb), sb_cmp);
+}
+
 /* The code rows (capture, --text, --code) and the capture's sideband. */
 static void load_inputs(struct walk *w)
 {
@@ -1077,6 +1140,8 @@ static void load_inputs(struct walk *w)
 	apply_overrides(w);
 	load_thunks(w);
 	read_sideband(w);
+	if (w->kcore)
+		add_text_pokes(w);
 }
 
 /* OUT, the disassembler, the packet generator, expected.insn and walk.log. */

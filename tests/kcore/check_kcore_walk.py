@@ -77,9 +77,18 @@ def walk_log(out):
 
 def held(seg, used, ktime):
     """The copy holds the segment's code: a row at its start that was valid
-    at the copy time and still is at the segment's time."""
+    at the copy time and still is at the segment's time, or one that
+    follows such a row at the same range (patched in place: TEXT_POKE)."""
     t, a = seg[0], seg[1]
-    return any(s <= a < s + n and f <= ktime < to and t < to for s, n, f, to in used)
+    for s, n, f, to in used:
+        if not (s <= a < s + n and f <= t < to):
+            continue
+        if f <= ktime < to:
+            return True
+        if any(s2 == s and n2 == n and f2 <= ktime < to2 == f
+               for s2, n2, f2, to2 in used):
+            return True
+    return False
 
 
 def decode(ptdecode, out, dec, jobs, extra=()):
@@ -121,15 +130,28 @@ def vmlinux(work, name, body):
     return elf
 
 
-def fallback(ptdecode, out, work, ktext, want, wsegs):
+def fallback(ptdecode, out, work, ktext, want, wsegs, held_flags, exp, t1):
     """Text the copy does not hold comes from --vmlinux, or is a gap that
-    names the module /proc/modules put there; where both hold it, the copy
-    is what ran."""
+    names the module /proc/modules put there (after t1 the TEXT_POKE's 5
+    bytes still decode, up to the gap); where both hold it, the copy is
+    what ran."""
     if not shutil.which("as") or not shutil.which("ld"):
         print("note: no as/ld: --vmlinux fallback not checked")
         return
-    k = [s for s in wsegs if s[1] == KTEXT]
-    other = [x for x in want if not KTEXT <= int(x, 16) < KTEXT + 4096]
+    other, k = [], []
+    for (t, a, n, first), is_held in zip(wsegs, held_flags):
+        lines = exp[first - 1:first - 1 + n]
+        if a != KTEXT:
+            other += lines if is_held else []
+            continue
+        # the copy lost the range: after t1 the poked bytes still decode
+        lead = []
+        for x in lines if t > t1 else []:
+            if int(x, 16) >= KTEXT + 5:
+                break
+            lead.append(x)
+        other += lead
+        k.append((t, KTEXT + 5 if lead else KTEXT))
     good = vmlinux(work, "vmlinux", '.incbin "%s"' % ktext)
     bad = vmlinux(work, "vmlinux-int3", ".fill %d, 1, 0xcc" % os.path.getsize(ktext))
     got, _ = decode(ptdecode, out, "fast", 1, ["--vmlinux", bad])
@@ -147,10 +169,11 @@ def fallback(ptdecode, out, work, ktext, want, wsegs):
         if got != other:
             fail("%s, kernel range not in the copy: %d instructions, want %d" %
                  (dec, len(got), len(other)))
-        for t, a, _, _ in k:
-            stamp = "ip=%#x time=%d.%09d" % (a, t // 10**9, t % 10**9)
-            if not any(stamp in l and "module ktextmod" in l for l in ev):
-                fail("%s: no gap naming module ktextmod at %s" % (dec, stamp))
+        for t, a in k:
+            stamp = "time=%d.%09d" % (t // 10**9, t % 10**9)
+            if not any(stamp in l and "module ktextmod" in l and
+                       ("ip=%#x " % a in l or "needed at %#x" % a in l) for l in ev):
+                fail("%s: no gap naming module ktextmod at %#x %s" % (dec, a, stamp))
         got, _ = decode(ptdecode, out2, dec, 1, ["--vmlinux", good])
         if got != want:
             fail("%s: --vmlinux does not supply the range the copy lacks (%d "
@@ -168,6 +191,15 @@ def main():
               if r["name"].endswith("_walk_a") and r["start"] == int(segs[0][1], 16)][0]
     ktext = os.path.join(work, "ktext.bin")
     shutil.copy(os.path.join(fix, "text", walk_a["hash"] + ".bin"), ktext)
+    # the kernel range patched in place at t1: its 5-byte nop becomes five
+    # 1-byte nops (other instruction addresses, if the poke were ignored)
+    with open(ktext, "rb") as f:
+        v1 = f.read()
+    if v1[:5] != bytes.fromhex("0f1f440000"):
+        fail("walk_a's image does not start with a 5-byte nop")
+    ktext2 = os.path.join(work, "ktext2.bin")
+    with open(ktext2, "wb") as f:
+        f.write(b"\x90" * 5 + v1[5:])
     t0 = segs[0][0]
     with open(os.path.join(work, "walk.spec"), "w") as f:
         f.write("segment %d %#x 60\n" % (t0 - 500000, KTEXT))
@@ -175,8 +207,11 @@ def main():
             f.write("segment %d %s %d\n" % (t, a, n))
         f.write("segment %d %#x 60\n" % (segs[9][0] + 400000, KTEXT))
     out = os.path.join(work, "kcore.perf")
-    p = run([ptsynth, "walk", "-o", out, "--from", fix, "--kcore", "--code",
-             "%s:%#x" % (ktext, KTEXT), "--seed", "1", os.path.join(work, "walk.spec")])
+    t1 = segs[9][0]
+    p = run([ptsynth, "walk", "-o", out, "--from", fix, "--kcore",
+             "--code", "%s:%#x:0:%d" % (ktext, KTEXT, t1),
+             "--code", "%s:%#x:%d:-" % (ktext2, KTEXT, t1),
+             "--seed", "1", os.path.join(work, "walk.spec")])
     if p.returncode:
         fail("ptsynth walk --kcore: " + p.stderr.strip())
 
@@ -208,6 +243,10 @@ def main():
         else:
             gaps.append(s)
     nk = sum(1 for s in wsegs if s[1] == KTEXT and held(s, used, ktime))
+    patched = [s for s in wsegs if s[1] == KTEXT and s[0] > t1]
+    if len(patched) != 1 or exp[patched[0][3] - 1:patched[0][3] + 1] != \
+       ["%#x" % KTEXT, "%#x" % (KTEXT + 1)]:
+        fail("the walk did not run the patched kernel range after %d" % t1)
     if nk != 2 or len(gaps) != 8 or len(want) == len(exp):
         fail("walk: %d kernel-range segments held (want 2), %d not held (want 8)"
              % (nk, len(gaps)))
@@ -241,7 +280,8 @@ def main():
     else:
         print("note: perf not installed; ground truth only")
 
-    fallback(ptdecode, out, work, ktext, want, wsegs)
+    fallback(ptdecode, out, work, ktext, want, wsegs,
+             [held(x, used, ktime) for x in wsegs], exp, t1)
 
     # a copy that is cut short or no ELF file: refused, naming the problem
     kc = os.path.join(out, "kcore_dir", "kcore")
