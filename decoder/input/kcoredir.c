@@ -42,16 +42,15 @@ int kcoredir_find(const char *perf_path, char **kcdir)
 	*kcdir = NULL;
 	if (strcmp(slash ? slash + 1 : perf_path, "data"))
 		return 0;   /* perf keeps kcore_dir only in its directory layout */
-	p = malloc(dlen + sizeof("/kcore_dir/kcore"));
+	p = malloc(dlen + sizeof("/kcore_dir"));
 	if (!p)
 		return PTD_ERR_NOMEM;
 	memcpy(p, slash ? perf_path : ".", dlen);
-	strcpy(p + dlen, "/kcore_dir/kcore");
-	if (stat(p, &st)) {
+	strcpy(p + dlen, "/kcore_dir");
+	if (stat(p, &st) || !S_ISDIR(st.st_mode)) {
 		free(p);
 		return 0;
 	}
-	p[dlen + sizeof("/kcore_dir") - 1] = 0;
 	*kcdir = p;
 	return 0;
 }
@@ -132,7 +131,13 @@ int kcoredir_open(struct input *in, char *err, size_t errlen)
 	in->kcore = kd;
 	snprintf(path, sizeof(path), "%s/kcore", dir);
 	rc = kcore_open(path, &kd->kc, msg, sizeof(msg));
-	if (rc) {
+	if (rc == PTD_ERR_IO) {
+		/* perf could not copy it: decode what the rest describes */
+		rc = input_warn(in, "perf record --kcore copy: %s: kernel code comes "
+				"only from --vmlinux and TEXT_POKE records", msg);
+		if (rc)
+			return rc;
+	} else if (rc) {
 		util_errf(err, errlen, "perf record --kcore copy: %s", msg);
 		return rc;
 	}
@@ -148,7 +153,7 @@ int kcoredir_note_ksymbol(struct kcoredir *kd, uint64_t addr, uint64_t len,
 	const char *have;
 	uint64_t off;
 
-	if (!kd || !len || !kcore_nsegs(kd->kc))
+	if (!kd || !len || !kd->kc || !kcore_nsegs(kd->kc))
 		return 0;
 	/* the program the copy holds there (perf's synthesized record) */
 	if (!unregister && kd->syms && name &&
@@ -233,7 +238,7 @@ static int add_module_gaps(struct input *in, struct kcoredir *kd,
 	snprintf(why, sizeof(why), "module %s is not in the perf record --kcore "
 		 "copy (its text was not copied)", m->name);
 	while (a < end) {
-		const struct kcore_seg *s = kcore_find(kd->kc, a);
+		const struct kcore_seg *s = kd->kc ? kcore_find(kd->kc, a) : NULL;
 		uint64_t next = end;
 		int rc;
 
@@ -241,7 +246,7 @@ static int add_module_gaps(struct input *in, struct kcoredir *kd,
 			a = s->vaddr + s->size;
 			continue;
 		}
-		for (size_t i = 0; i < kcore_nsegs(kd->kc); i++) {
+		for (size_t i = 0; kd->kc && i < kcore_nsegs(kd->kc); i++) {
 			const struct kcore_seg *o = kcore_get_seg(kd->kc, i);
 
 			if (o->vaddr > a && o->vaddr < next)
@@ -263,7 +268,7 @@ int kcoredir_add(struct input *in, char *err, size_t errlen)
 
 	if (!kd)
 		return 0;
-	for (size_t i = 0; i < kcore_nsegs(kd->kc) && !rc; i++)
+	for (size_t i = 0; kd->kc && i < kcore_nsegs(kd->kc) && !rc; i++)
 		rc = add_segment(in, kd, kcore_get_seg(kd->kc, i));
 	for (size_t i = 0; i < kd->nmods && !rc; i++)
 		rc = add_module_gaps(in, kd, &kd->mods[i]);
