@@ -175,15 +175,16 @@ static int u64_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* When [a, b) stops being what the copy holds: the first change there. */
-static uint64_t valid_to(const struct kcoredir *kd, uint64_t a, uint64_t b)
+/* When [a, b) stops being what the copy holds: the first of the changes
+ * ch[0..n) there. */
+static uint64_t valid_to(const struct kc_change *ch, size_t n, uint64_t a,
+			 uint64_t b)
 {
 	uint64_t to = IMGSTORE_FOREVER;
 
-	for (size_t i = 0; i < kd->nch; i++)
-		if (kd->ch[i].addr < b && a < kd->ch[i].addr + kd->ch[i].len &&
-		    kd->ch[i].t < to)
-			to = kd->ch[i].t;
+	for (size_t i = 0; i < n; i++)
+		if (ch[i].addr < b && a < ch[i].addr + ch[i].len && ch[i].t < to)
+			to = ch[i].t;
 	return to;
 }
 
@@ -193,29 +194,37 @@ static int add_segment(struct input *in, struct kcoredir *kd,
 		       const struct kcore_seg *s)
 {
 	uint64_t end = s->vaddr + s->size, *cut;
-	size_t n = 0;
+	struct kc_change *ch;
+	size_t n = 0, nch = 0;
 	int rc = 0;
 
 	cut = malloc((2 * kd->nch + 2) * sizeof(*cut));
-	if (!cut)
+	ch = malloc((kd->nch + 1) * sizeof(*ch));
+	if (!cut || !ch) {
+		free(cut);
+		free(ch);
 		return PTD_ERR_NOMEM;
+	}
 	cut[n++] = s->vaddr;
 	cut[n++] = end;
 	for (size_t i = 0; i < kd->nch; i++) {
 		uint64_t a = kd->ch[i].addr, b = a + kd->ch[i].len;
 
-		if (a > s->vaddr && a < end)
+		if (b <= s->vaddr || a >= end)
+			continue;   /* elsewhere: only this segment's matter */
+		ch[nch++] = kd->ch[i];
+		if (a > s->vaddr)
 			cut[n++] = a;
-		if (b > s->vaddr && b < end)
+		if (b < end)
 			cut[n++] = b;
 	}
 	qsort(cut, n, sizeof(*cut), u64_cmp);
 	for (size_t i = 0; i + 1 < n && rc >= 0;) {
-		uint64_t to = valid_to(kd, cut[i], cut[i + 1]);
+		uint64_t to = valid_to(ch, nch, cut[i], cut[i + 1]);
 		size_t j = i + 1;
 
 		/* neighbours with the same window stay one version */
-		while (j + 1 < n && valid_to(kd, cut[j], cut[j + 1]) == to)
+		while (j + 1 < n && valid_to(ch, nch, cut[j], cut[j + 1]) == to)
 			j++;
 		if (cut[j] > cut[i])
 			rc = imgstore_add_file(in->st, IMGSTORE_KERNEL, cut[i],
@@ -225,6 +234,7 @@ static int add_segment(struct input *in, struct kcoredir *kd,
 		i = j;
 	}
 	free(cut);
+	free(ch);
 	return rc < 0 ? rc : 0;
 }
 
