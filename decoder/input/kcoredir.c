@@ -60,7 +60,7 @@ static int read_modules(struct input *in, struct kcoredir *kd)
 {
 	char path[4096], line[1024];
 	FILE *f;
-	size_t lineno = 0;
+	size_t lineno = 0, hidden = 0;
 
 	snprintf(path, sizeof(path), "%s/modules", kd->dir);
 	f = fopen(path, "re");
@@ -74,7 +74,12 @@ static int read_modules(struct input *in, struct kcoredir *kd)
 
 		lineno++;
 		if (sscanf(line, "%63s %llu %*s %*s %31s %llx", m.name, &size,
-			   state, &addr) != 4 || !size || !addr) {
+			   state, &addr) == 4 && !addr) {
+			hidden++;   /* kptr_restrict when perf copied it */
+			continue;
+		}
+		if (sscanf(line, "%63s %llu %*s %*s %31s %llx", m.name, &size,
+			   state, &addr) != 4 || !size) {
 			fclose(f);
 			return input_warn(in, "%s:%zu: not in /proc/modules format: "
 					  "the rest of the file is ignored", path,
@@ -90,7 +95,9 @@ static int read_modules(struct input *in, struct kcoredir *kd)
 		kd->mods[kd->nmods++] = m;
 	}
 	fclose(f);
-	return 0;
+	return hidden ? input_warn(in, "%s: %zu modules without addresses "
+				   "(kptr_restrict): their ranges are unknown",
+				   path, hidden) : 0;
 }
 
 /* kcore_dir/kallsyms: the kernel's symbols unless --kallsyms named others. */

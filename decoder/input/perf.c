@@ -140,8 +140,9 @@ static int add_mmap(struct input *in, const struct perfdata_record *r, uint64_t 
 			pid = IMGSTORE_KERNEL;
 		sideband_thread(in->sb, (int32_t)m.pid, (int32_t)m.tid);
 	}
-	/* the kernel's own map: its code is --vmlinux's, added at open */
-	if (pid == IMGSTORE_KERNEL && in->opts->vmlinux &&
+	/* the kernel's own map: its code is --vmlinux's, added at open, and
+	 * the kcore copy's, added after the sideband */
+	if (pid == IMGSTORE_KERNEL && (in->opts->vmlinux || in->kcore) &&
 	    !strncmp(m.filename, "[kernel.kallsyms]", 17))
 		return 0;
 	/* A new mapping replaces whatever was mapped there before. */
