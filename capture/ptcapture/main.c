@@ -451,7 +451,8 @@ struct app {
 
 /* kcore: copied (--kcore, readable), unreadable (--kcore), else absent or
  * not-used; what was copied and what was not. */
-static void write_kcore_info(FILE *f, const struct opts *o, const struct rec *r)
+static void write_kcore_info(FILE *f, const struct opts *o, const struct rec *r,
+			     const struct textmatch_counts *tc)
 {
 	struct kcopy_counts kn = { 0 };
 
@@ -462,8 +463,10 @@ static void write_kcore_info(FILE *f, const struct opts *o, const struct rec *r)
 		access("/proc/kcore", R_OK) ? "absent" : "not-used");
 	if (o->kcore)
 		fprintf(f, "kcore_path=%s/kcore\nkcore_ranges_copied=%" PRIu64 "\n"
-			"kcore_bytes_copied=%" PRIu64 "\nkcore_pokes_changed=%" PRIu64 "\n",
-			o->kcore, kn.ranges, kn.bytes, kn.poke_changed);
+			"kcore_bytes_copied=%" PRIu64 "\nkcore_pokes_changed=%" PRIu64 "\n"
+			"kcore_ranges_versioned=%" PRIu64 "\n",
+			o->kcore, kn.ranges, kn.bytes, kn.poke_changed,
+			tc->rows_versioned_dropped);
 	fprintf(f, "kcore_ranges_not_copied=%" PRIu64 "\n", r->kcore_missed + kn.missed);
 }
 
@@ -512,7 +515,7 @@ static int write_info(const char *dir, const struct app *A, const struct rec *r,
 		"\naux_overrun_bytes=%" PRIu64 "\naux_lost_records=%" PRIu64 "\naux_lost_events=%"
 		PRIu64 "\n", as.aux_bytes, as.aux_records, as.aux_truncated, as.aux_overwrite,
 		as.aux_partial, as.aux_collision, as.aux_overrun, as.lost_records, as.lost_events);
-	write_kcore_info(f, o, r);
+	write_kcore_info(f, o, r, tc);
 	fprintf(f, "prog_loads=%" PRIu64 "\nprog_info_copies=%" PRIu64 "\n"
 		"prog_info_gone=%" PRIu64 "\nprog_info_errors=%" PRIu64 "\n",
 		r->prog_loads, r->info_copies, r->info_gone, r->info_errors);

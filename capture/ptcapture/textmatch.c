@@ -51,6 +51,7 @@ struct inst {
 	uint8_t tag[8];
 	int has_tag, is_sub, is_prog;
 	int at_start;                /* synthesized: registered before the start */
+	int versioned;               /* written by write_versions */
 	long info, fence;            /* copy indexes, -1 = none */
 };
 
@@ -672,6 +673,22 @@ static int write_versions(const struct textmatch *tm, struct textstore_writer *w
 	return rc;
 }
 
+/* Does row e overlap, in range and time, an instance whose versions (and
+ * uncertain windows) were written?  One copy for all its life would
+ * outrank those windows: the versions say it. */
+static int in_versioned(const struct textmatch *tm, const struct textstore_entry *e)
+{
+	for (size_t i = 0; i < tm->nin; i++) {
+		const struct inst *in = &tm->in[i];
+
+		if (in->versioned && in->addr < e->start + e->len &&
+		    e->start < in->addr + in->len && in->reg < e->valid_to &&
+		    e->valid_from < in->unreg)
+			return 1;
+	}
+	return 0;
+}
+
 static int cmp_recopy(const void *a, const void *b, void *ctx)
 {
 	const struct textmatch *tm = ctx;
@@ -789,6 +806,7 @@ int textmatch_write(struct textmatch *tm, const char *dir,
 		}
 		n->instances++;
 		if (nv) {
+			tm->in[i].versioned = 1;
 			/* Image re-copied while it lived (jitpoll). */
 			if (in->info >= 0)
 				n->with_prog_info++;
@@ -823,8 +841,14 @@ int textmatch_write(struct textmatch *tm, const char *dir,
 	for (size_t i = 0; i < tm->ncp && !rc; i++)
 		if (tm->cp[i].inst < 0 && (tm->cp[i].src != TM_FENCE || tm->cp[i].complete))
 			rc = add_row(tm, w, NULL, &tm->cp[i], "uncertain", n);
-	for (size_t i = 0; i < tm->nxr && !rc; i++, n->rows++)
+	for (size_t i = 0; i < tm->nxr && !rc; i++) {
+		if (in_versioned(tm, &tm->xr[i].e)) {
+			n->rows_versioned_dropped++;
+			continue;
+		}
+		n->rows++;
 		rc = textstore_writer_add(w, &tm->xr[i].e, tm->xr[i].bytes);
+	}
 	if (rc)
 		goto fail;
 	rc = textstore_writer_close(w);

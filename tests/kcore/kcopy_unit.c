@@ -138,6 +138,49 @@ int main(int argc, char **argv)
 	textmatch_free(tm);
 	kcopy_free(kc);
 
+	/* an image re-copied while it lived (jitpoll): its versions and
+	 * uncertain windows stay, the copy of its whole life is dropped */
+	{
+		static const uint8_t tag[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+		const char *name = "bpf_prog_0102030405060708_tail";
+		uint8_t prog2[16];
+		size_t idx, nk = 0;
+
+		memset(prog2, 0x55, sizeof(prog2));
+		tm = textmatch_new();
+		kc = kcopy_open(dir, err, sizeof(err));
+		textmatch_ksymbol(tm, 0, PROG, 16, 1, 0, name);
+		textmatch_prog_load(tm, 0, 7, tag);
+		idx = textmatch_ncopies(tm);
+		textmatch_copy(tm, TM_PROG_INFO, 0, PROG, 16, tag, 7, 7, 0, 1, prog);
+		textmatch_seen(tm, idx, 50);
+		idx = textmatch_ncopies(tm);
+		textmatch_copy(tm, TM_RECOPY, 100, PROG, 16, tag, 7, 7, 0, 1, prog2);
+		textmatch_seen(tm, idx, 200);
+		CHECK(kc && kcopy_start(kc) == 0 &&
+		      kcopy_ksymbol(kc, 0, PROG, 16, 1, 0, name) == 0 &&
+		      kcopy_finish(kc, tm) == 0, "versioned: copy");
+		snprintf(path, sizeof(path), "%s/text2", dir);
+		CHECK(textmatch_write(tm, path, &tc, err, sizeof(err)) == 0, "write: %s", err);
+		CHECK(tc.rows_versioned_dropped == 1 && tc.tracked == 1,
+		      "versioned: %" PRIu64 " kcore rows dropped, %" PRIu64 " tracked",
+		      tc.rows_versioned_dropped, tc.tracked);
+		CHECK(textstore_open(path, &ts, err, sizeof(err)) == 0, "read: %s", err);
+		for (size_t i = 0; !failures && i < textstore_count(ts); i++) {
+			const struct textstore_entry *e = textstore_get(ts, i);
+
+			if (!strcmp(e->source, "kcore")) {
+				nk++;
+				CHECK(e->start != PROG, "a kcore row over the versioned image");
+			}
+		}
+		CHECK(nk == 2, "versioned: %zu kcore rows (kernel text, mod_in)", nk);
+		if (!failures)
+			textstore_close(ts);
+		textmatch_free(tm);
+		kcopy_free(kc);
+	}
+
 	/* unreadable: everything it would copy is counted */
 	snprintf(path, sizeof(path), "%s/nothere", argv[1]);
 	kc = kcopy_open(path, err, sizeof(err));
@@ -154,6 +197,7 @@ int main(int argc, char **argv)
 	if (failures)
 		return 1;
 	printf("ok: 5 rows with their windows and bytes, 2 ranges missed, 1 poke "
-	       "changed; unreadable kcore: 3 missed\n");
+	       "changed; a versioned image keeps its versions; unreadable kcore: "
+	       "3 missed\n");
 	return 0;
 }
