@@ -12,6 +12,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+/* The name of the copy's versions in the image store. */
+#define KCOREDIR_NAME "[kernel.kcore]"
+
 struct kc_change {
 	uint64_t addr, len, t;
 };
@@ -237,7 +240,7 @@ static int add_segment(struct input *in, struct kcoredir *kd,
 			rc = imgstore_add_file(in->st, IMGSTORE_KERNEL, cut[i],
 					       cut[j] - cut[i], kcore_path(kd->kc),
 					       s->offset + (cut[i] - s->vaddr), 0, to,
-					       "[kernel.kcore]");
+					       KCOREDIR_NAME);
 		i = j;
 	}
 	free(cut);
@@ -293,6 +296,18 @@ int kcoredir_add(struct input *in, char *err, size_t errlen)
 		util_errf(err, errlen, "perf record --kcore copy: %s",
 			  ptd_strerror(rc));
 	return rc;
+}
+
+int kcoredir_symbol(struct input *in, uint64_t addr, uint64_t t,
+		    const char **name, uint64_t *off)
+{
+	struct imgstore_hit hit;
+
+	if (!in->kcore || !in->kcore->syms ||
+	    imgstore_lookup(in->st, IMGSTORE_KERNEL, addr, t, &hit) ||
+	    !hit.name || strcmp(hit.name, KCOREDIR_NAME))
+		return -1;
+	return symtab_lookup(in->kcore->syms, addr, name, off) ? -1 : 0;
 }
 
 void kcoredir_free(struct kcoredir *kd)

@@ -44,6 +44,12 @@ int kcoredir_note_ksymbol(struct kcoredir *kd, uint64_t addr, uint64_t len,
  * PTD_ERR_* with a message in err. */
 int kcoredir_add(struct input *in, char *err, size_t errlen);
 
+/* The copy's kallsyms name for addr when the code at (addr, t) is the
+ * copy's (its names are those of the copy's time, which a later KSYMBOL at
+ * the same address would not be).  0 with *name and *off, else -1. */
+int kcoredir_symbol(struct input *in, uint64_t addr, uint64_t t,
+		    const char **name, uint64_t *off);
+
 void kcoredir_free(struct kcoredir *kd);
 
 #endif

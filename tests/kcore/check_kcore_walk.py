@@ -277,6 +277,22 @@ def main():
             fail("perf script -i DIR: %d instructions (exit %d), ptdecode %d: %s" %
                  (len(perf), p.returncode, len(want), p.stderr.strip()[:300]))
         print("ok: perf script on the directory prints the same %d" % len(perf))
+        # symbols: the copy's kallsyms names its code (walk_a, not walk_b,
+        # which a later KSYMBOL puts at the same address)
+        p = run(["sh", os.path.join(HERE, "..", "perf_home.sh"), home, "--",
+                 "perf", "script", "-i", out, "--itrace=i0ns", "-F", "ip,sym"])
+        psym = [l.split()[1] if len(l.split()) > 1 else "?" for l in p.stdout.splitlines()
+                if l.strip()]
+        q = run([ptdecode, "--insn", "--no-disasm", out])
+        qsym = [l.split()[1].split("+")[0] if len(l.split()) > 1 else "?"
+                for l in q.stdout.splitlines() if l.startswith("0x")]
+        if psym != qsym:
+            diff = next((i for i, (x, y) in enumerate(zip(psym, qsym)) if x != y), 0)
+            fail("symbols differ from perf's at instruction %d: perf %s, ptdecode %s" %
+                 (diff, psym[diff] if diff < len(psym) else "-",
+                  qsym[diff] if diff < len(qsym) else "-"))
+        print("ok: and names every instruction's symbol as perf does (%s)" %
+              ", ".join(sorted(set(qsym))))
     else:
         print("note: perf not installed; ground truth only")
 
