@@ -227,6 +227,8 @@ int kcopy_finish(struct kcopy *kc, struct textmatch *tm)
 				r->e.valid_to = kc->un[j].time;
 		if (textmatch_add_row(tm, &r->e, r->bytes))
 			return -ENOMEM;
+		free(r->bytes);   /* tm has its own copy: the kernel text is big */
+		r->bytes = NULL;
 	}
 	if (kc->n.missed > KCOPY_NAMED)
 		fprintf(stderr, "ptcapture: --kcore: %" PRIu64 " ranges not copied in "
