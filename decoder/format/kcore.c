@@ -193,12 +193,17 @@ const struct kcore_seg *kcore_find(const struct kcore *k, uint64_t addr)
 int kcore_read(struct kcore *k, uint64_t addr, void *buf, size_t len,
 	       char *err, size_t errlen)
 {
-	const struct kcore_seg *s = kcore_find(k, addr);
+	const struct kcore_seg *s = NULL;
 	int rc;
 
 	if (!len)
 		return 0;
-	if (!s || len - 1 > s->size - 1 - (addr - s->vaddr)) {
+	/* segments may overlap: any one holding the whole range */
+	for (size_t i = 0; i < k->nsegs && !s; i++)
+		if (addr >= k->segs[i].vaddr && addr - k->segs[i].vaddr < k->segs[i].size &&
+		    len - 1 <= k->segs[i].size - 1 - (addr - k->segs[i].vaddr))
+			s = &k->segs[i];
+	if (!s) {
 		util_errf(err, errlen, "%s holds no bytes for [%#" PRIx64 ", %#"
 			  PRIx64 ")", k->path, addr, addr + len);
 		return PTD_ERR_NO_IMAGE;

@@ -40,7 +40,7 @@ const char *kcore_path(const struct kcore *k);
 const struct kcore_seg *kcore_find(const struct kcore *k, uint64_t addr);
 
 /* Reads len bytes at virtual address addr, which must all lie in one
- * segment.  Returns 0, PTD_ERR_NO_IMAGE (with a message) when no segment
+ * segment (the first that holds them all).  Returns 0, PTD_ERR_NO_IMAGE (with a message) when no segment
  * holds the whole range, or PTD_ERR_IO. */
 int kcore_read(struct kcore *k, uint64_t addr, void *buf, size_t len,
 	       char *err, size_t errlen);
