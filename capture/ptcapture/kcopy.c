@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* Ranges named on stderr before the rest are only counted. */
 #define KCOPY_NAMED 5
@@ -18,6 +19,7 @@
 struct krow {
 	struct textstore_entry e;
 	uint8_t *bytes;
+	uint64_t copied;        /* when (perf clock: CLOCK_MONOTONIC) */
 };
 
 struct kunreg {
@@ -77,6 +79,14 @@ static void missed(struct kcopy *kc, const char *name, uint64_t addr,
 			") not copied: %s\n", name, addr, addr + len, why);
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 /* Copies [addr, addr+len) now as a row valid from time. */
 static int copy_range(struct kcopy *kc, const char *kind, const char *name,
 		      uint64_t time, uint64_t addr, uint64_t len,
@@ -122,6 +132,7 @@ static int copy_range(struct kcopy *kc, const char *kind, const char *name,
 	snprintf(r->e.build_id, sizeof(r->e.build_id), "-");
 	snprintf(r->e.name, sizeof(r->e.name), "%s", name);
 	r->bytes = b;
+	r->copied = now_ns();
 	kc->n.ranges++;
 	kc->n.bytes += len;
 	return 0;
@@ -225,6 +236,15 @@ int kcopy_finish(struct kcopy *kc, struct textmatch *tm)
 			    kc->un[j].addr < r->e.start + r->e.len &&
 			    r->e.start < kc->un[j].addr + kc->un[j].len)
 				r->e.valid_to = kc->un[j].time;
+		if (r->e.valid_to != TEXTSTORE_OPEN_END && r->copied > r->e.valid_to) {
+			/* freed before its record was read: the bytes copied are
+			 * whatever came after */
+			kc->n.ranges--;
+			kc->n.bytes -= r->e.len;
+			missed(kc, r->e.name, r->e.start, r->e.len,
+			       "unregistered before it could be copied");
+			continue;
+		}
 		if (textmatch_add_row(tm, &r->e, r->bytes))
 			return -ENOMEM;
 		free(r->bytes);   /* tm has its own copy: the kernel text is big */

@@ -12,7 +12,10 @@
  *     only when kcore holds the record's new bytes: else they changed again
  *     before the copy, and the record's own bytes are what decodes).
  * Each copy is a row (source `kcore`) valid from its record's time (0 for
- * the start) to the first KSYMBOL UNREGISTER of its range.  A range kcore
+ * the start) to the first KSYMBOL UNREGISTER of its range; a copy made after
+ * that UNREGISTER (its record read late, or a flight-recorder snapshot
+ * replaying records) holds whatever came after, and is counted as not
+ * copied instead.  A range kcore
  * does not hold, or a kcore that cannot be read, is counted as not copied
  * and named on stderr.  DIR may be a test's directory holding kcore,
  * kallsyms and modules.
