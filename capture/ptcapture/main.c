@@ -419,10 +419,6 @@ static int parse(int argc, char **argv, struct opts *o)
 		fprintf(stderr, "ptcapture: --trigger and --control need --snapshot\n");
 		return -1;
 	}
-	if (o->kcore && o->snapshot) {
-		fprintf(stderr, "ptcapture: --kcore is not supported with --snapshot yet\n");
-		return -1;
-	}
 	if (o->control && strncmp(o->control, "fifo:", 5)) {
 		fprintf(stderr, "ptcapture: --control takes fifo:PATH\n");
 		return -1;
@@ -661,6 +657,24 @@ static int collect(void *ctx, const struct perf_event_header *rec, int cpu)
 	return recbuf_add(ctx, rec, sbevents_time(rec), cpu);
 }
 
+/* --kcore in a snapshot: the copy is taken now, so it holds what is there
+ * now; ranges the snapshot's records unregistered before are counted, not
+ * copied (kcopy_finish). */
+static int snapshot_kcore(const struct app *A, struct rec *r)
+{
+	char err[512];
+
+	if (!A->o.kcore)
+		return 0;
+	if (!(r->kc = kcopy_open(A->o.kcore, err, sizeof(err))) || kcopy_start(r->kc)) {
+		fprintf(stderr, "ptcapture: snapshot: --kcore: out of memory\n");
+		return -1;
+	}
+	if (!kcopy_readable(r->kc))
+		fprintf(stderr, "ptcapture: snapshot: --kcore: %s (counted in info)\n", err);
+	return 0;
+}
+
 /* Flight recorder: writes DIR/snap-N from the backward rings, the AUX
  * areas and the fence copies kept. */
 static int take_snapshot(struct app *A, struct rec *live, const char *why,
@@ -682,7 +696,8 @@ static int take_snapshot(struct app *A, struct rec *live, const char *why,
 		fprintf(stderr, "ptcapture: warning: a corrupt sideband ring was cut short\n");
 	sbevents_pause(A->sb, 0);
 	recbuf_sort(A->rb);
-	if (!(r.tm = textmatch_new()) || out_open(A, &r, dir, 0, &ks) || out_synth(A, &r, ks))
+	if (!(r.tm = textmatch_new()) || out_open(A, &r, dir, 0, &ks) ||
+	    snapshot_kcore(A, &r) || out_synth(A, &r, ks))
 		goto out;
 	n = recbuf_count(A->rb);
 	for (size_t i = 0; i < n && !r.failed; i++) {
@@ -700,6 +715,10 @@ static int take_snapshot(struct app *A, struct rec *live, const char *why,
 		on_fence_image(&r, copystore_get(live->cs, i));
 	if (r.failed) {
 		fprintf(stderr, "ptcapture: snapshot: %s\n", r.errmsg);
+		goto out;
+	}
+	if (r.kc && kcopy_finish(r.kc, r.tm)) {
+		fprintf(stderr, "ptcapture: snapshot: --kcore: out of memory\n");
 		goto out;
 	}
 	fence_get_counters(A->fence, &fc);
@@ -731,6 +750,7 @@ out:
 		perfwrite_close(r.pw, err, sizeof(err));
 	}
 	textmatch_free(r.tm);
+	kcopy_free(r.kc);
 	synth_kallsyms_free(ks);
 	return rc;
 }

@@ -15,13 +15,16 @@ start:
     loaded after the file was made) and the kernel text (_stext.._etext,
     not in the file) is counted in info's kcore_ranges_not_copied, and
     kc_omit's range is named on stderr;
-  - info says kcore=copied and how many ranges were copied.
+  - info says kcore=copied and how many ranges were copied;
+  - the same in the snapshot of a flight recorder (--snapshot --kcore=DIR,
+    asked for on its control fifo), whose copy is taken at the snapshot.
 """
 import os
 import re
 import shutil
 import subprocess
 import sys
+import time
 
 sys.dont_write_bytecode = True   # no __pycache__ in the source tree
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -83,14 +86,45 @@ def main():
         p = subprocess.run([ptcapture, "record", "--kcore=" + kdir, "-o", cap, "--linger",
                             "0", "--", "true"], stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, text=True, timeout=90)
+        if p.returncode and "not permitted" in p.stderr:
+            skip("ptcapture needs root: " + p.stderr.strip()[:200])
+        if p.returncode:
+            fail("ptcapture --kcore: exit %d: %s" % (p.returncode, p.stderr.strip()))
+        snap, serr = flight_recorder(ptcapture, kdir, work)
     finally:
         mk.stdin.close()
         mk.wait()
-    if p.returncode:
-        if "not permitted" in p.stderr:
-            skip("ptcapture needs root: " + p.stderr.strip()[:200])
-        fail("ptcapture --kcore: exit %d: %s" % (p.returncode, p.stderr.strip()))
+    check_capture(cap, p.stderr, kdir, work, "capture")
+    check_capture(snap, serr, kdir, work, "snapshot")
 
+
+def flight_recorder(ptcapture, kdir, work):
+    """ptcapture --snapshot --kcore=DIR, one snapshot asked for on its
+    control fifo, then stop: snap-1 and ptcapture's stderr."""
+    out, ctl = os.path.join(work, "fr.ptd"), os.path.join(work, "ctl")
+    fr = subprocess.Popen([ptcapture, "record", "--snapshot", "--kcore=" + kdir,
+                           "--control", "fifo:" + ctl, "--linger", "0", "-o", out],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for _ in range(600):                # ptcapture makes the fifo
+        if os.path.exists(ctl) or fr.poll() is not None:
+            break
+        time.sleep(0.1)
+    if fr.poll() is None and os.path.exists(ctl):
+        with open(ctl, "w") as f:       # opens once ptcapture reads it
+            f.write("snapshot\nstop\n")
+    try:
+        _, err = fr.communicate(timeout=90)
+    except subprocess.TimeoutExpired:
+        fr.kill()
+        fail("ptcapture --snapshot --kcore did not stop")
+    if fr.returncode or not os.path.isdir(os.path.join(out, "snap-1")):
+        fail("ptcapture --snapshot --kcore: exit %d, no snap-1: %s" %
+             (fr.returncode, err.strip()[:500]))
+    return os.path.join(out, "snap-1"), err
+
+
+def check_capture(cap, stderr, kdir, work, label):
+    """The kcore rows and counts of one capture directory."""
     keep, omit = {}, {}
     with open(os.path.join(kdir, "expect.tsv")) as f:
         for l in f:
@@ -99,7 +133,7 @@ def main():
     if len(omit) != 1:
         fail("mkkcore omitted %d images, expected kc_omit's one" % len(omit))
     segs = kcore_segments(os.path.join(kdir, "kcore"))
-    starts, later = start_ksymbols(cap, work)
+    starts, later = start_ksymbols(cap, os.path.join(work, label))
     held = {(a, n) for a, n, _ in starts if keep.get(a, (None,))[0] == n}
     lacking = [(a, n, name) for a, n, name in starts if (a, n) not in held]
     oa = next(iter(omit))
@@ -110,7 +144,7 @@ def main():
     kc = [r for r in rows if r["source"] == "kcore"]
     got = {(r["start"], r["len"]) for r in kc}
     if got != held:
-        fail("kcore rows %s, the file holds %s of the start ranges" %
+        fail(label + ": kcore rows %s, the file holds %s of the start ranges" %
              (sorted(got - held), sorted(held - got)))
     info = dict(l.rstrip("\n").split("=", 1) for l in open(os.path.join(cap, "info")))
     for r in kc:
@@ -123,20 +157,20 @@ def main():
         if r["from"] != "0":
             fail("kcore row %#x: valid from %s, not the start (0)" % (r["start"], r["from"]))
     if info.get("kcore") != "copied" or int(info.get("kcore_ranges_copied", -1)) != len(kc):
-        fail("info: kcore=%s kcore_ranges_copied=%s, %d rows" %
+        fail(label + ": info: kcore=%s kcore_ranges_copied=%s, %d rows" %
              (info.get("kcore"), info.get("kcore_ranges_copied"), len(kc)))
     # the kernel text, the start ranges lacking, and later ranges (made
     # after the file was)
     want_missed = 1 + len(lacking) + later
     if int(info.get("kcore_ranges_not_copied", -1)) != want_missed:
-        fail("kcore_ranges_not_copied=%s, expected %d (kernel text + %d start ranges "
+        fail(label + ": kcore_ranges_not_copied=%s, expected %d (kernel text + %d start ranges "
              "not in the file + %d later)" % (info.get("kcore_ranges_not_copied"),
                                               want_missed, len(lacking), later))
-    if "%#x" % oa not in p.stderr:
-        fail("stderr does not name kc_omit's range %#x: %s" % (oa, p.stderr.strip()))
-    print("ok: %d kcore rows equal to the file's JIT images (%d also by prog info), "
+    if "%#x" % oa not in stderr:
+        fail("%s: stderr does not name kc_omit's range %#x: %s" % (label, oa, stderr.strip()))
+    print("ok: %s: %d kcore rows equal to the file's JIT images (%d also by prog info), "
           "%d ranges counted as not copied (kc_omit named)" %
-          (len(kc), sum(1 for r in kc if any(x["source"] == "prog-info" and
+          (label, len(kc), sum(1 for r in kc if any(x["source"] == "prog-info" and
                                              x["start"] == r["start"] for x in rows)),
            want_missed))
 
