@@ -262,6 +262,10 @@ def main():
             if not any(("[gap" in l or "[error" in l) and stamp in l for l in other):
                 fail("%s -j%d: no gap reported at %s (code the copy does not "
                      "hold)" % (dec, jobs, stamp))
+    got, _ = decode(ptdecode, os.path.join(out, "data"), "fast", 1)
+    if got != want:
+        fail("DIR/data given directly: %d instructions, want %d (kcore_dir beside "
+             "it is the copy)" % (len(got), len(want)))
     print("ok: %d instructions from the kcore copy alone (%d of them kernel "
           "text), %d segments reported as gaps, both decoders" %
           (len(want), sum(1 for x in want if int(x, 16) >= KTEXT and
