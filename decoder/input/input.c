@@ -4,6 +4,7 @@
 #include "detect.h"
 #include "dyntext.h"
 #include "imgstore.h"
+#include "kcoredir.h"
 #include "machines.h"
 #include "perf.h"
 #include "perfdata.h"
@@ -67,6 +68,7 @@ void input_free(struct input *in)
 	free(in->perf_path);
 	free(in->dir);
 	symtab_free(in->ksyms);
+	kcoredir_free(in->kcore);
 	dyntext_free(in->dt);
 	for (size_t i = 0; i < in->njitdumps; i++)
 		free(in->jitdumps[i]);

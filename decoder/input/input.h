@@ -26,6 +26,7 @@
 
 struct dyntext;
 struct imgstore;
+struct kcoredir;
 struct machines;
 struct perfdata;
 struct sideband;
@@ -126,6 +127,7 @@ struct input {
 	struct dyntext *dt;             /* BPF / JIT names, lines, jitdump code */
 	struct symtab *sbsyms;          /* names the sideband and captures give */
 	struct symtab *ksyms;           /* --kallsyms, or NULL */
+	struct kcoredir *kcore;         /* perf record --kcore's copy, or NULL */
 	char **jitdumps;                /* jit-PID.dump files to load */
 	size_t njitdumps, jcap;
 	struct buildid_cache bids;

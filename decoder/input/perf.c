@@ -7,6 +7,7 @@
 #include "imgstore.h"
 #include "input.h"
 #include "jitdumps.h"
+#include "kcoredir.h"
 #include "perfdata.h"
 #include "perfdata_dir.h"
 #include "perfdir.h"
@@ -142,6 +143,11 @@ static int add_mmap(struct input *in, const struct perfdata_record *r, uint64_t 
 			pid = IMGSTORE_KERNEL;
 		sideband_thread(in->sb, (int32_t)m.pid, (int32_t)m.tid);
 	}
+	/* the kernel's own map: its code is --vmlinux's, added at open, and
+	 * the kcore copy's, added after the sideband */
+	if (pid == IMGSTORE_KERNEL && (in->opts->vmlinux || in->kcore) &&
+	    !strncmp(m.filename, "[kernel.kallsyms]", 17))
+		return 0;
 	/* A new mapping replaces whatever was mapped there before. */
 	imgstore_end(in->st, pid, m.addr, m.len, t);
 	if (m.filename[0] != '/')
@@ -311,6 +317,9 @@ static int on_ksymbol(struct input *in, const struct perfdata_record *r,
 
 	if (perfdata_parse_ksymbol(r, &k) || !k.len)
 		return 0;
+	if (kcoredir_note_ksymbol(in->kcore, k.addr, k.len, t, k.name,
+				  k.flags & PD_RECORD_KSYMBOL_FLAGS_UNREGISTER))
+		return PTD_ERR_NOMEM;
 	if (k.flags & PD_RECORD_KSYMBOL_FLAGS_UNREGISTER) {
 		/* the range is free from now on */
 		imgstore_end(in->st, IMGSTORE_KERNEL, k.addr, k.len, t);
@@ -321,6 +330,8 @@ static int on_ksymbol(struct input *in, const struct perfdata_record *r,
 	 * outranks this) or nowhere: then a gap. */
 	return imgstore_add_missing(in->st, IMGSTORE_KERNEL, k.addr, k.len, t,
 				    IMGSTORE_FOREVER, k.name, 
+				    in->kcore ? "loaded after perf record --kcore "
+				    "copied the kernel's text, and no copy holds it" :
 				    k.ksym_type == PD_RECORD_KSYMBOL_TYPE_BPF ?
 				    "this BPF JIT image was not captured: record "
 				    "with ptcapture, which copies programs before "
@@ -578,8 +589,12 @@ int perf_build_queues(struct input *in, char *err, size_t errlen)
 
 int perf_load(struct input *in, char *err, size_t errlen)
 {
-	int rc = perf_read_sideband(in, err, errlen);
+	int rc = kcoredir_open(in, err, errlen);
 
+	if (!rc)
+		rc = perf_read_sideband(in, err, errlen);
+	if (!rc)
+		rc = kcoredir_add(in, err, errlen);   /* windows end at KSYMBOLs */
 	if (rc)
 		return rc;
 	jitdumps_load(in);
