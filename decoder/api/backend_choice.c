@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "backend_choice.h"
+#include "queuemerge.h"
 #include "perf_abi.h"
 #include "coresight.h"
 #include "fastpt.h"
@@ -108,7 +109,6 @@ static int new_ipt_backend(const struct ptd_open_opts *o, struct input *in,
 	struct intelpt_params pr = *p;
 
 	pr.resync_on_error = !!(o->flags & PTD_OPEN_RESYNC_ON_ERROR);
-	warn_undecodable(in, p, q, n);
 	if (o->decoder == PTD_DECODER_LIBIPT)
 		return intelpt_new(&pr, q, n, in->st, sb, out, err, errlen);
 	return fastpt_new(&pr, q, n, in->st, sb, o->threads, o->block_cache_max,
@@ -201,6 +201,7 @@ static int open_raw_pt(const struct ptd_open_opts *o, struct input *in,
 	q.file_backed = 1;
 	q.cpu = -1;
 	q.pid = q.tid = IMGSTORE_KERNEL;
+	warn_undecodable(in, &params, &q, 1);
 	return new_ipt_backend(o, in, &params, &q, 1, NULL, out, err, errlen);
 }
 
@@ -255,6 +256,44 @@ static void ipt_queue_of(struct input *in, size_t i, struct intelpt_queue *iq)
 	}
 }
 
+/* One timeline (queuemerge.h): several per-CPU queues with timestamps,
+ * unless the caller asks for queue order or only counts. */
+static int merge_queues(const struct ptd_open_opts *o, const struct input *in)
+{
+	int per_cpu = in->aux_npriv > INTELPT_INFO_PER_CPU_MMAPS &&
+		      in->aux_priv[INTELPT_INFO_PER_CPU_MMAPS];
+
+	return in->nqueues > 1 && per_cpu &&
+	       !(o->flags & (PTD_OPEN_PER_QUEUE | PTD_OPEN_COUNT_ONLY));
+}
+
+/* A backend per queue, merged in time order. */
+static int new_merged_ipt(const struct ptd_open_opts *o, struct input *in,
+			  const struct intelpt_params *p,
+			  const struct intelpt_queue *iq, struct backend **out,
+			  char *err, size_t errlen)
+{
+	struct backend **be = calloc(in->nqueues, sizeof(*be));
+	int rc = 0;
+	size_t i;
+
+	if (!be)
+		return PTD_ERR_NOMEM;
+	for (i = 0; i < in->nqueues && !rc; i++)
+		rc = new_ipt_backend(o, in, p, &iq[i], 1, in->sb, &be[i], err, errlen);
+	if (rc) {
+		for (size_t k = 0; k + 1 < i; k++)
+			be[k]->destroy(be[k]);
+		free(be);
+		return rc;
+	}
+	rc = queuemerge_new(be, in->nqueues, !!(o->flags & PTD_OPEN_BRANCH_ORDER), out);
+	free(be);
+	if (rc)
+		util_errf(err, errlen, "out of memory");
+	return rc;
+}
+
 static int open_perf_pt(const struct ptd_open_opts *o, struct input *in,
 			struct backend **out, char *err,
 			size_t errlen)
@@ -275,8 +314,12 @@ static int open_perf_pt(const struct ptd_open_opts *o, struct input *in,
 		return PTD_ERR_NOMEM;
 	for (size_t i = 0; i < in->nqueues; i++)
 		ipt_queue_of(in, i, &iq[i]);
-	rc = new_ipt_backend(o, in, &params, iq, in->nqueues, in->sb, out,
-			     err, errlen);
+	warn_undecodable(in, &params, iq, in->nqueues);
+	if (merge_queues(o, in))
+		rc = new_merged_ipt(o, in, &params, iq, out, err, errlen);
+	else
+		rc = new_ipt_backend(o, in, &params, iq, in->nqueues, in->sb, out,
+				     err, errlen);
 	free(iq);
 	return rc;
 }

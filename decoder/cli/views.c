@@ -28,6 +28,7 @@ struct view {
 	struct ptd_session *s;
 	struct ptd_disasm *dis;
 	struct ptd_event pend;      /* last instruction, for branches/calls */
+	struct ptd_event bctx;      /* a branch line's context (branch_ctx) */
 	int have_pend;
 	int depth;
 	int32_t depth_tid;
@@ -305,8 +306,7 @@ static void print_insn(struct view *v, const struct ptd_event *ev)
 				json_str(f, hashp + 4);
 			}
 		}
-		if (v->o.show_time)
-			print_ctx(v, ev);
+		print_ctx(v, ev);   /* every JSON line says where and when */
 		fputs("}\n", f);
 		return;
 	}
@@ -399,6 +399,20 @@ static const char *branch_kind(struct view *v, const struct ptd_event *p,
 	default:
 		return NULL;
 	}
+}
+
+/* Where a branch line is said to be: the thread and CPU of what came
+ * after it, the time of the branch (perf's branch samples), which a
+ * timing packet before its target may not have. */
+static const struct ptd_event *branch_ctx(struct view *v, const struct ptd_event *p,
+					  const struct ptd_event *ev)
+{
+	if (!(p->flags & PTD_EVF_TIME_VALID) || !(ev->flags & PTD_EVF_TIME_VALID) ||
+	    p->time == ev->time)
+		return ev;
+	v->bctx = *ev;
+	v->bctx.time = p->time;
+	return &v->bctx;
 }
 
 static void print_branch(struct view *v, const char *kind, uint64_t from,
@@ -570,6 +584,8 @@ static void flow_step(struct view *v, const struct ptd_event *ev)
 			settle_run(v, v->depth_tid);
 		perfetto_event(v->pf, ev);
 	}
+	if (v->have_pend && ev->queue != v->pend.queue)
+		v->have_pend = 0;   /* its queue ended: where it went is unknown */
 	if (v->nparked && !v->have_pend &&
 	    (ev->kind == PTD_EV_ENABLED || ev->kind == PTD_EV_INSN))
 		unpark(v, ev->tid);
@@ -601,7 +617,7 @@ static void flow_step(struct view *v, const struct ptd_event *ev)
 		}
 		if (kind) {
 			if (v->o.kind == VIEW_BRANCHES)
-				print_branch(v, kind, p->ip, to, ev);
+				print_branch(v, kind, p->ip, to, branch_ctx(v, p, ev));
 			else if (v->pf)
 				perfetto_flow(v, kind, to, ev);
 			else if (!strcmp(kind, "call") || !strcmp(kind, "indirect-call")) {
@@ -644,6 +660,11 @@ static void flow_step(struct view *v, const struct ptd_event *ev)
 		 * when the timing packets cannot order them: the pending
 		 * branch goes to the IP the next thread runs at, where perf
 		 * reports it too */
+		return;
+	case PTD_EV_EXEC_MODE:
+	case PTD_EV_TIME:
+		/* libipt reports the mode of each PSB+, which may fall between
+		 * a branch and its target: the flow goes on */
 		return;
 	case PTD_EV_ERROR:
 	case PTD_EV_GAP:
