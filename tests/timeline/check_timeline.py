@@ -13,7 +13,8 @@ per CPU):
     time; --branches the same taken branches (kind, from, to) per thread
     and, across CPUs, in perf's order with its CPU, thread and time (but
     for branches right before a trace stop without an IP, which ptdecode
-    lists when their thread runs again);
+    lists when their thread runs again); --calls the calls of perf script
+    --itrace=c (CPU, thread, time, target) in perf's order;
  2. ptrace's ground truth: per thread, the instructions are expected.insn's
     (split by expected.threads, "CPU TID" per line), each on its CPU.
 
@@ -114,6 +115,28 @@ def ours_branches(out):
     return seq
 
 
+def perf_calls(cap):
+    """(cpu, tid, ns, target) of perf script --itrace=c's calls."""
+    out = run(['perf', 'script', '-i', os.path.join(cap, 'perf.data'),
+               '--itrace=c', '-F', 'cpu,tid,time,flags,ip,addr', '--ns'])
+    seq = []
+    for line in out.splitlines():
+        p = line.split()
+        if len(p) == 7 and p[3] == 'call':   # TID [CPU] TIME: call FROM => TO
+            seq.append((int(p[1].strip('[]')), int(p[0]), ns(p[2]), int(p[6], 16)))
+    return seq
+
+
+def ours_calls(out):
+    seq = []
+    for line in out.splitlines():
+        p = line.split()   # TIME [CPU] PID/TID -> SYM (0xTO)
+        if '->' in p:
+            seq.append((int(p[1].strip('[]')), int(p[2].split('/')[1]), ns(p[0]),
+                        int(p[-1].strip('()'), 16)))
+    return seq
+
+
 def numbered(seq):
     """The branches (not trace starts/stops) of seq, each with its thread's
     count so far, and the (tid, k) of those listed right after a trace stop
@@ -192,6 +215,7 @@ def main():
     if any(b[3] < a[3] for a, b in zip(theirs, theirs[1:])):
         fail('perf\'s times go back')
     pbr = perf_branches(cap)
+    pcalls = perf_calls(cap)
     # the oracles agree with each other first
     for tid, seq in truth.items():
         got = [(ip, cpu) for ip, cpu, t, _ in theirs if t == tid]
@@ -208,6 +232,9 @@ def main():
             timeline = ours
             nbr, nparked = compare_branches(
                 ours_branches(run(base + ['--branches', cap])), pbr, what)
+            calls = ours_calls(run(base + ['--calls', cap]))
+            if calls != pcalls:
+                first_diff(calls, pcalls, what + ' --calls vs perf script --itrace=c')
         # queue after queue: each CPU's instructions whole
         pq = ours_insns(run([ptdecode, '-q', '--decoder=' + dec, '--per-queue', '-t',
                              '--no-sym', '--insn', '--no-disasm', cap]))
@@ -232,11 +259,11 @@ def main():
                 jseq.append((int(o['ip'], 16), o['cpu'], o['tid'], o['time']))
         if jseq != theirs:
             first_diff(jseq, theirs, '--decoder=%s JSON vs perf script' % dec)
-    print('OK: %d instructions and %d branches (%d listed late, after a trace '
-          'stop) on %s CPUs (%d CPU changes) equal perf script\'s timeline with '
+    print('OK: %d instructions, %d branches (%d listed late, after a trace '
+          'stop) and %d calls on %s CPUs (%d CPU changes) equal perf script\'s timeline with '
           'both decoders at -j1 and -j2; %d threads equal expected.insn; '
           '--per-queue and JSON checked'
-          % (len(theirs), nbr, nparked, ncpus, changes, len(truth)))
+          % (len(theirs), nbr, nparked, len(pcalls), ncpus, changes, len(truth)))
 
 
 main()
