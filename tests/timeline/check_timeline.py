@@ -57,15 +57,17 @@ def first_diff(a, b, what):
          % (what, n, len(a), len(b), a[n:n + 3], b[n:n + 3]))
 
 
-def perf_insns(cap):
+def perf_script(cap, itrace, fields):
+    """perf script's lines, split into fields."""
     out = run(['perf', 'script', '-i', os.path.join(cap, 'perf.data'),
-               '--itrace=i0ns', '-F', 'cpu,tid,time,ip', '--ns'])
-    seq = []
-    for line in out.splitlines():
-        p = line.split()
-        if len(p) == 4:    # TID [CPU] TIME: IP
-            seq.append((int(p[3], 16), int(p[1].strip('[]')), int(p[0]), ns(p[2])))
-    return seq
+               '--itrace=' + itrace, '-F', fields, '--ns'])
+    return [line.split() for line in out.splitlines()]
+
+
+def perf_insns(cap):
+    # TID [CPU] TIME: IP
+    return [(int(p[3], 16), int(p[1].strip('[]')), int(p[0]), ns(p[2]))
+            for p in perf_script(cap, 'i0ns', 'cpu,tid,time,ip') if len(p) == 4]
 
 
 def ours_insns(out):
@@ -86,10 +88,9 @@ KIND = {'cond': 'jcc', 'jump': 'jmp', 'indirect': 'jmp', 'call': 'call',
 
 def perf_branches(cap):
     """(flags, from, to, cpu, tid, ns) of perf script --itrace=b."""
-    out = run(['perf', 'script', '-i', os.path.join(cap, 'perf.data'),
-               '--itrace=b', '-F', 'cpu,tid,time,flags,ip,addr', '--ns'])
     seq = []
-    for line in out.splitlines():
+    for p in perf_script(cap, 'b', 'cpu,tid,time,flags,ip,addr'):
+        line = ' '.join(p)
         if '=>' not in line:
             continue
         left, right = line.split('=>')
@@ -117,14 +118,10 @@ def ours_branches(out):
 
 def perf_calls(cap):
     """(cpu, tid, ns, target) of perf script --itrace=c's calls."""
-    out = run(['perf', 'script', '-i', os.path.join(cap, 'perf.data'),
-               '--itrace=c', '-F', 'cpu,tid,time,flags,ip,addr', '--ns'])
-    seq = []
-    for line in out.splitlines():
-        p = line.split()
-        if len(p) == 7 and p[3] == 'call':   # TID [CPU] TIME: call FROM => TO
-            seq.append((int(p[1].strip('[]')), int(p[0]), ns(p[2]), int(p[6], 16)))
-    return seq
+    # TID [CPU] TIME: call FROM => TO
+    return [(int(p[1].strip('[]')), int(p[0]), ns(p[2]), int(p[6], 16))
+            for p in perf_script(cap, 'c', 'cpu,tid,time,flags,ip,addr')
+            if len(p) == 7 and p[3] == 'call']
 
 
 def ours_calls(out):
