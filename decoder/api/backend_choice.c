@@ -274,21 +274,30 @@ static int new_merged_ipt(const struct ptd_open_opts *o, struct input *in,
 			  char *err, size_t errlen)
 {
 	struct backend **be = calloc(in->nqueues, sizeof(*be));
+	uint64_t *stops = malloc((in->nrecord_times + 1) * sizeof(*stops));
 	int rc = 0;
 	size_t i;
 
-	if (!be)
+	if (!be || !stops) {
+		free(be);
+		free(stops);
 		return PTD_ERR_NOMEM;
+	}
+	for (i = 0; i < in->nrecord_times; i++)
+		stops[i] = intelpt_perf_to_tsc(p, in->record_times[i]);
 	for (i = 0; i < in->nqueues && !rc; i++)
 		rc = new_ipt_backend(o, in, p, &iq[i], 1, in->sb, &be[i], err, errlen);
 	if (rc) {
 		for (size_t k = 0; k + 1 < i; k++)
 			be[k]->destroy(be[k]);
 		free(be);
+		free(stops);
 		return rc;
 	}
-	rc = queuemerge_new(be, in->nqueues, !!(o->flags & PTD_OPEN_BRANCH_ORDER), out);
+	rc = queuemerge_new(be, in->nqueues, !!(o->flags & PTD_OPEN_BRANCH_ORDER),
+			    stops, p->have_time ? in->nrecord_times : 0, out);
 	free(be);
+	free(stops);
 	if (rc)
 		util_errf(err, errlen, "out of memory");
 	return rc;

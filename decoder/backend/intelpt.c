@@ -86,6 +86,18 @@ uint64_t intelpt_tsc_to_perf(const struct intelpt_params *p, uint64_t tsc)
 	       ((rem * p->time_mult) >> p->time_shift);
 }
 
+uint64_t intelpt_perf_to_tsc(const struct intelpt_params *p, uint64_t ns)
+{
+	uint64_t t, quot, rem;
+
+	if (!p->have_time || p->time_shift >= 64)
+		return 0;
+	t = ns - p->time_zero;
+	quot = t / p->time_mult;
+	rem = t % p->time_mult;
+	return (quot << p->time_shift) + (rem << p->time_shift) / p->time_mult;
+}
+
 int intelpt_params_cpu(struct intelpt_params *p, const char *spec)
 {
 	unsigned f, m, s = 0;

@@ -28,6 +28,8 @@ struct qmerge {
 	int started;
 	int branch_order;
 	int stick;              /* run's events follow its branch at once */
+	uint64_t *stops;        /* sideband records' TSCs, sorted */
+	size_t nstops, stop;    /* stop: the next record perf would handle */
 };
 
 /* Puts (q, key) at hole pos and moves it up past larger parents. */
@@ -110,6 +112,18 @@ static int start(struct qmerge *m)
 	return 0;
 }
 
+static uint64_t next_stop(const struct qmerge *m)
+{
+	return m->stop < m->nstops ? m->stops[m->stop] : UINT64_MAX;
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 /* Branch order: after ev, do the run's events still follow at once?
  * From a branch instruction up to the event that says where it went. */
 static int sticks(const struct ptd_event *ev, int stick)
@@ -143,7 +157,8 @@ static int qm_next(struct backend *b, struct ptd_event *ev)
 				m->stick = 0;
 				continue;
 			}
-			if (!m->hn || q->key <= m->heap[0].key || m->stick) {
+			if (m->stick || ((!m->hn || q->key <= m->heap[0].key) &&
+					 q->key < next_stop(m))) {
 				*ev = q->ev;
 				q->have = 0;
 				m->last = m->run;
@@ -156,6 +171,9 @@ static int qm_next(struct backend *b, struct ptd_event *ev)
 		}
 		if (!m->hn)
 			return PTD_ERR_END;
+		/* perf handles the records before the smallest key */
+		while (m->stop < m->nstops && m->heap[0].key >= m->stops[m->stop])
+			m->stop++;
 		m->run = (long)m->heap[0].q;
 		heap_pop(m);
 	}
@@ -220,28 +238,35 @@ static void qm_destroy(struct backend *b)
 			m->q[i].be->destroy(m->q[i].be);
 	free(m->q);
 	free(m->heap);
+	free(m->stops);
 	free(m);
 }
 
 int queuemerge_new(struct backend **be, size_t n, int branch_order,
-		   struct backend **out)
+		   const uint64_t *stops, size_t nstops, struct backend **out)
 {
 	struct qmerge *m = calloc(1, sizeof(*m));
 
 	if (m) {
 		m->q = calloc(n ? n : 1, sizeof(*m->q));
 		m->heap = calloc(n ? n : 1, sizeof(*m->heap));
+		m->stops = malloc((nstops ? nstops : 1) * sizeof(*m->stops));
 	}
-	if (!m || !m->q || !m->heap) {
+	if (!m || !m->q || !m->heap || !m->stops) {
 		for (size_t i = 0; i < n; i++)
 			be[i]->destroy(be[i]);
 		if (m) {
 			free(m->q);
 			free(m->heap);
+			free(m->stops);
 		}
 		free(m);
 		return PTD_ERR_NOMEM;
 	}
+	if (nstops)
+		memcpy(m->stops, stops, nstops * sizeof(*stops));
+	qsort(m->stops, nstops, sizeof(*m->stops), u64_cmp);
+	m->nstops = nstops;
 	for (size_t i = 0; i < n; i++)
 		m->q[i].be = be[i];
 	m->n = n;

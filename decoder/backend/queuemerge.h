@@ -11,8 +11,12 @@
  * most the smallest key of the others, then goes back into a binary heap
  * that breaks ties as perf's does (an entry equal to its parent stays
  * below it; a pop moves the smaller child up, the right one when they
- * are equal).  Events without a time take the queue's last key.  Look-
- * ahead is one event per queue, so memory does not grow with the trace.
+ * are equal).  Events without a time take the queue's last key.  perf
+ * also decodes its queues only up to each sideband record's time before
+ * handling that record, so a queue stops (and goes back into the heap)
+ * at a record's TSC too: with the records' TSCs given, equal keys come
+ * out as in perf.  Look-ahead is one event per queue, so memory does not
+ * grow with the trace.
  *
  * For views of branches: where a branch went is its queue's next
  * instruction (or the event that ends or interrupts the flow), which may
@@ -29,9 +33,11 @@
 #include "backend.h"
 
 /* A backend merging be[0..n) (queue i's events come from be[i], and get
- * queue = i), in branch order (above) when branch_order; it owns them
- * from here on, also on failure.  Returns 0 or PTD_ERR_NOMEM. */
+ * queue = i), in branch order (above) when branch_order, stopping at the
+ * TSCs of the sideband records stops[0..nstops) (any order; copied); it
+ * owns the backends from here on, also on failure.  Returns 0 or
+ * PTD_ERR_NOMEM. */
 int queuemerge_new(struct backend **be, size_t n, int branch_order,
-		   struct backend **out);
+		   const uint64_t *stops, size_t nstops, struct backend **out);
 
 #endif

@@ -51,6 +51,7 @@ void input_free(struct input *in)
 	util_unmap(&in->file_map);
 	free(in->queues);
 	free(in->chunks);
+	free(in->record_times);
 	free(in->aux_priv);
 	free(in->hw_ids);
 	perfdata_close(in->pd);

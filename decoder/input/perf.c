@@ -393,6 +393,19 @@ static int on_record(struct input *in, const struct perfdata_record *r,
 	}
 }
 
+/* The time of a kernel record, for the timeline merge (input.h). */
+static int note_time(struct input *in, const struct perfdata_record *r)
+{
+	if (r->type >= PD_RECORD_HEADER_ATTR || !r->sid.has_time || !r->sid.time ||
+	    r->sid.time == UINT64_MAX)
+		return 0;
+	if (util_grow((void **)&in->record_times, &in->rtcap, in->nrecord_times + 1,
+		      sizeof(*in->record_times)))
+		return PTD_ERR_NOMEM;
+	in->record_times[in->nrecord_times++] = r->sid.time;
+	return 0;
+}
+
 int perf_read_sideband(struct input *in, char *err, size_t errlen)
 {
 	struct perfdata_record r;
@@ -406,6 +419,10 @@ int perf_read_sideband(struct input *in, char *err, size_t errlen)
 	}
 	while ((rc = perfdata_next(in->pd, &r)) == 0) {
 		in->sink.stats->sideband_records++;
+		if (note_time(in, &r)) {
+			util_errf(err, errlen, "out of memory");
+			return PTD_ERR_NOMEM;
+		}
 		rc = on_record(in, &r, err, errlen);
 		if (rc < 0)
 			return rc;

@@ -71,7 +71,8 @@ static struct backend *script(const uint64_t *tsc, const int *iclass, size_t n,
 }
 
 /* Merges and compares "Q:POS" of each event with want (space-separated). */
-static void expect(struct backend **be, size_t n, int branch_order, const char *want)
+static void expect(struct backend **be, size_t n, int branch_order,
+		   const uint64_t *stops, size_t nstops, const char *want)
 {
 	struct backend *m;
 	struct ptd_event ev;
@@ -79,7 +80,7 @@ static void expect(struct backend **be, size_t n, int branch_order, const char *
 	size_t len = 0;
 	int rc;
 
-	CHECK(queuemerge_new(be, n, branch_order, &m) == 0);
+	CHECK(queuemerge_new(be, n, branch_order, stops, nstops, &m) == 0);
 	while ((rc = m->next(m, &ev)) == 0)
 		len += (size_t)snprintf(got + len, sizeof(got) - len, "%s%u:%llu",
 					len ? " " : "", ev.queue, (unsigned long long)ev.ip);
@@ -106,7 +107,7 @@ int main(void)
 					  script(q1, NULL, 3, &destroyed),
 					  script(q2, NULL, 2, &destroyed) };
 
-		expect(be, 3, 0, "0:0 1:0 1:1 0:1 0:2 2:0 2:1 1:2 0:3");
+		expect(be, 3, 0, NULL, 0, "0:0 1:0 1:1 0:1 0:2 2:0 2:1 1:2 0:3");
 	}
 	/* No timestamp: the queue's last key (0 before any), so an untimed
 	 * trace is queue after queue; a key never goes back. */
@@ -118,8 +119,8 @@ int main(void)
 		struct backend *b[2] = { script(q2, NULL, 4, &destroyed),
 					 script(q3, NULL, 1, &destroyed) };
 
-		expect(a, 2, 0, "0:0 0:1 0:2 1:0 1:1");
-		expect(b, 2, 0, "0:0 0:1 0:2 1:0 0:3");
+		expect(a, 2, 0, NULL, 0, "0:0 0:1 0:2 1:0 1:1");
+		expect(b, 2, 0, NULL, 0, "0:0 0:1 0:2 1:0 0:3");
 	}
 	/* Branch order: after a branch instruction its queue goes on up to
 	 * its next instruction, whatever that one's time. */
@@ -132,10 +133,24 @@ int main(void)
 		struct backend *b[2] = { script(q0, c0, 4, &destroyed),
 					 script(q1, NULL, 2, &destroyed) };
 
-		expect(a, 2, 0, "0:0 0:1 1:0 1:1 0:2 0:3");
-		expect(b, 2, 1, "0:0 0:1 0:2 1:0 1:1 0:3");
+		expect(a, 2, 0, NULL, 0, "0:0 0:1 1:0 1:1 0:2 0:3");
+		expect(b, 2, 1, NULL, 0, "0:0 0:1 0:2 1:0 1:1 0:3");
 	}
-	CHECK(destroyed == 11);
+	/* A sideband record at 5: perf decodes up to it, so Q0 stops at its
+	 * event at 5 and goes back behind Q1 (waiting at 5); without the
+	 * record Q0 goes on through its tie. */
+	{
+		static const uint64_t q0[] = { 1, 5, 9 }, q1[] = { 5, 6 };
+		static const uint64_t stops[] = { 7, 5 };
+		struct backend *a[2] = { script(q0, NULL, 3, &destroyed),
+					 script(q1, NULL, 2, &destroyed) };
+		struct backend *b[2] = { script(q0, NULL, 3, &destroyed),
+					 script(q1, NULL, 2, &destroyed) };
+
+		expect(a, 2, 0, NULL, 0, "0:0 0:1 1:0 1:1 0:2");
+		expect(b, 2, 0, stops, 2, "0:0 1:0 0:1 1:1 0:2");
+	}
+	CHECK(destroyed == 15);
 	if (fails)
 		return 1;
 	printf("OK: queuemerge orders equal timestamps as perf's queue heap\n");
