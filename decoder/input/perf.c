@@ -393,11 +393,13 @@ static int on_record(struct input *in, const struct perfdata_record *r,
 	}
 }
 
-/* The time of a kernel record, for the timeline merge (input.h). */
+/* The time of a kernel record, for the timeline merge (input.h), unless
+ * the queues will not be merged. */
 static int note_time(struct input *in, const struct perfdata_record *r)
 {
 	if (r->type >= PD_RECORD_HEADER_ATTR || !r->sid.has_time || !r->sid.time ||
-	    r->sid.time == UINT64_MAX)
+	    r->sid.time == UINT64_MAX ||
+	    (in->opts->flags & (PTD_OPEN_PER_QUEUE | PTD_OPEN_COUNT_ONLY)))
 		return 0;
 	if (util_grow((void **)&in->record_times, &in->rtcap, in->nrecord_times + 1,
 		      sizeof(*in->record_times)))
