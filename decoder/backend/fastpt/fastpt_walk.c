@@ -786,6 +786,7 @@ static int new_ctx(struct walk *k)
 	s->ctxs[s->nctx].pid = k->ev_pid;
 	s->ctxs[s->nctx].tid = k->ev_tid;
 	s->ctxs[s->nctx].time = flow_now(k) == IMGSTORE_TIME_UNKNOWN ? 0 : k->now;
+	s->ctxs[s->nctx].tsc = k->last_valid ? k->last_tsc : 0;
 	k->ctx = (uint32_t)s->nctx++;
 	k->ctx_dirty = 0;
 	return 0;
