@@ -1,11 +1,22 @@
 #!/bin/sh
-# check_time.sh PTDECODE PTSYNTH [ptsynth options] -- CMD [ARGS]: records
-# CMD with ptsynth, then the fast decoder (-j1, -j2) gives every
-# instruction and every event the time libipt's decoder gives it (text
-# with -t, and the JSON events' time), and the same events.  The fast
-# decoder does not report MODE.Exec status updates (libipt does, in every
-# PSB+): those lines are left out.  Exit 77: ptsynth cannot trace here.
+# check_time.sh [--no-switch] PTDECODE PTSYNTH [ptsynth options] -- CMD
+# [ARGS]: records CMD with ptsynth, then the fast decoder (-j1, -j2) gives
+# every instruction and every event the time libipt's decoder gives it
+# (text with -t, and the JSON events' time), and the same events, in the
+# same order.  The fast decoder does not report MODE.Exec status updates
+# (libipt does, in every PSB+): those lines are left out.  --no-switch
+# leaves out switch events too (on several CPUs the fast decoder names a
+# CPU's running thread again where a segment starts); the instruction
+# lines still carry each one's thread.  Exit 77: ptsynth cannot trace
+# here.
 set -u
+drop='^\[exec-mode'
+jdrop='"type":"exec-mode"'
+if [ "$1" = --no-switch ]; then
+    drop='^\[exec-mode\|^\[switch'
+    jdrop='"type":"exec-mode"\|"type":"switch"'
+    shift
+fi
 ptdecode=$1 ptsynth=$2
 shift 2
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
@@ -19,10 +30,10 @@ for d in libipt "fast -j1" "fast -j2"; do
     f=$tmp/$(echo $d | tr -d ' -')
     # shellcheck disable=SC2086
     "$ptdecode" -q --decoder=$d --insn -t --no-sym --no-disasm "$tmp/t.ptd" |
-        grep -v '^\[exec-mode' >"$f.txt"
+        grep -v "$drop" >"$f.txt"
     # shellcheck disable=SC2086
     "$ptdecode" -q --decoder=$d --format=json --insn --no-sym --no-disasm "$tmp/t.ptd" |
-        grep -v '"type":"insn"' | grep -v '"type":"exec-mode"' >"$f.json"
+        grep -v '"type":"insn"' | grep -v "$jdrop" >"$f.json"
 done
 n=$(grep -c '^0x' "$tmp/libipt.txt")
 ne=$(wc -l <"$tmp/libipt.json")
