@@ -360,6 +360,11 @@ PTD_API void ptd_disasm_free(struct ptd_disasm *d);
 PTD_API int ptd_disasm_text(struct ptd_disasm *d, const struct ptd_event *ev,
 			    char *buf, size_t len);
 
+/* The length in bytes of the first instruction in ev->raw (ev->size bytes
+ * available), or PTD_ERR_DECODE when they are no valid instruction,
+ * PTD_ERR_INVAL for bad arguments. */
+PTD_API int ptd_disasm_length(struct ptd_disasm *d, const struct ptd_event *ev);
+
 /* What an instruction event's branch is, beyond ev->iclass. */
 struct ptd_branch_info {
 	int indirect;         /* the target comes from a register or memory */
@@ -587,6 +592,10 @@ enum ptd_find_what {
 	/* reported only: a stop (decode error, gap, overflow); the search
 	 * always stops at one */
 	PTD_FIND_STOP = 1u << 4,
+	/* a statement of another source line than the one at the start
+	 * begins: a row of the DWARF line table at the address has
+	 * is_stmt (where line steps stop) */
+	PTD_FIND_STMT_CHANGE = 1u << 5,
 };
 
 struct ptd_addr_range {
@@ -654,6 +663,13 @@ struct ptd_frame {
 	char file[256];            /* source of pc */
 	unsigned int line;
 };
+
+/* The code bytes at addr in the thread's address space as they were at
+ * the cursor's time (the image store's version then).  Returns how many
+ * bytes were read into buf (0 < n <= len; fewer where known code ends),
+ * or PTD_ERR_NO_IMAGE when no code is known at addr then. */
+PTD_API int ptd_cursor_read_code(struct ptd_cursor *c, uint64_t addr,
+				 void *buf, size_t len);
 
 /* The call stack at the cursor, innermost first, ending with one frame
  * PTD_FRAME_UNKNOWN (what called the oldest traced frame is not in the

@@ -5,6 +5,7 @@
 #include "imgstore.h"
 #include "input.h"
 #include "session.h"
+#include "symbols.h"
 #include "trace_index.h"
 #include "util.h"
 
@@ -18,7 +19,8 @@ struct lc_ent {
 	uint32_t image;
 	int32_t file;         /* index into files, -1: no line */
 	uint32_t line;
-	uint32_t valid;
+	uint16_t valid;
+	uint16_t stmt;        /* a statement of the line starts here */
 };
 
 struct ptd_cursor {
@@ -236,18 +238,20 @@ static int file_id(struct ptd_cursor *c, const char *f)
 	return (int)c->nfiles++;
 }
 
-/* The line of the instruction at the cursor: 0 with *file (-1: none). */
-static void line_here(struct ptd_cursor *c, int *file, unsigned int *line)
+/* The line of the instruction at the cursor (*file -1: none); returns 1
+ * when a statement of that line starts there. */
+static int line_here(struct ptd_cursor *c, int *file, unsigned int *line)
 {
 	const struct tix_run *r = &c->t->runs[c->run];
 	struct lc_ent *e;
 	char buf[512];
 	unsigned int l;
+	int stmt = 0;
 
 	*file = -1;
 	*line = 0;
 	if (!r->ninsn)
-		return;
+		return 0;
 	e = &c->lc[((c->ip >> 1) ^ (c->ip >> 13) ^ r->image) & (LC_SIZE - 1)];
 	if (!e->valid || e->ip != c->ip || e->image != r->image) {
 		e->valid = 1;
@@ -255,15 +259,18 @@ static void line_here(struct ptd_cursor *c, int *file, unsigned int *line)
 		e->image = r->image;
 		e->file = -1;
 		e->line = 0;
+		e->stmt = 0;
 		at_time(c, r->time);
-		if (ptd_source_line(c->ix->s, c->t->pid, c->ip, buf, sizeof(buf),
-				    &l) == 0 && l) {
+		if (symbols_source_stmt(c->ix->s, c->t->pid, c->ip, buf,
+					sizeof(buf), &l, &stmt) == 0 && l) {
 			e->file = file_id(c, buf);
 			e->line = l;
+			e->stmt = (uint16_t)stmt;
 		}
 	}
 	*file = e->file;
 	*line = e->line;
+	return e->stmt;
 }
 
 /* Does path name the file the user wrote (the same, or its last
@@ -312,7 +319,7 @@ int ptd_cursor_find(struct ptd_cursor *c, const struct ptd_find_opts *f,
 	    ((f->what & PTD_FIND_LINE) && !f->file))
 		return PTD_ERR_INVAL;
 	d0 = c->t->runs[c->run].depth;
-	if (f->what & PTD_FIND_LINE_CHANGE)
+	if (f->what & (PTD_FIND_LINE_CHANGE | PTD_FIND_STMT_CHANGE))
 		line_here(c, &file0, &line0);
 	for (;;) {
 		const struct tix_run *r;
@@ -332,13 +339,14 @@ int ptd_cursor_find(struct ptd_cursor *c, const struct ptd_find_opts *f,
 			m |= PTD_FIND_ADDR;
 		if ((f->what & PTD_FIND_DEPTH_BELOW) && r->depth < d0)
 			m |= PTD_FIND_DEPTH_BELOW;
-		if (f->what & PTD_FIND_LINE_CHANGE) {
+		if (f->what & (PTD_FIND_LINE_CHANGE | PTD_FIND_STMT_CHANGE)) {
 			unsigned int l;
-			int fi;
+			int fi, stmt = line_here(c, &fi, &l);
 
-			line_here(c, &fi, &l);
 			if (fi >= 0 && (fi != file0 || l != line0))
-				m |= PTD_FIND_LINE_CHANGE;
+				m |= f->what & (stmt ? PTD_FIND_LINE_CHANGE |
+						       PTD_FIND_STMT_CHANGE :
+						       PTD_FIND_LINE_CHANGE);
 		}
 		if ((f->what & PTD_FIND_LINE) && on_line(c, f)) {
 			/* entered: the instruction before is elsewhere */
@@ -394,6 +402,30 @@ int ptd_cursor_get(struct ptd_cursor *c, struct ptd_cursor_pos *p)
 			      r->time ? r->time : IMGSTORE_TIME_UNKNOWN,
 			      ev->raw, ev->size, NULL);
 	return 0;
+}
+
+int ptd_cursor_read_code(struct ptd_cursor *c, uint64_t addr, void *buf,
+			 size_t len)
+{
+	const struct tix_run *r;
+	size_t got = 0;
+
+	if (!c || !buf || !len || !c->ix->s->in)
+		return PTD_ERR_INVAL;
+	r = &c->t->runs[c->run];
+	/* A read ends where a version ends: go on into the next one. */
+	while (got < len) {
+		int n = imgstore_read(c->ix->s->in->st, c->t->pid, addr + got,
+				      r->time ? r->time : IMGSTORE_TIME_UNKNOWN,
+				      (uint8_t *)buf + got, len - got, NULL);
+
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	if (len > INT32_MAX)
+		len = INT32_MAX;
+	return got ? (int)(got < len ? got : len) : PTD_ERR_NO_IMAGE;
 }
 
 static uint64_t call_ip(const struct tix_thread *t, size_t run)

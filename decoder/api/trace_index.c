@@ -68,19 +68,30 @@ static int is_call(unsigned int ic)
 	return ic == PTD_IC_CALL || ic == PTD_IC_IND_CALL;
 }
 
-/* The call/return of a run's last instruction moves the depth. */
-static int end_run(struct tix_thread *t)
+/* A call to the very next instruction (call next; pop: code reading its
+ * own address) enters no function and makes no frame, as in perf's
+ * thread stacks. */
+static int zero_call(const struct tix_run *r, uint8_t last, uint64_t next_ip)
+{
+	return r->ip + r->last_off + TIX_LEN(last) == next_ip;
+}
+
+/* The call/return of a run's last instruction moves the depth; next_ip
+ * is the next instruction's (have_next: one follows, not a stop). */
+static int end_run(struct tix_thread *t, int have_next, uint64_t next_ip)
 {
 	struct tix_run *r;
 	unsigned int ic;
+	uint8_t last;
 
 	if (!t->nruns)
 		return 0;
 	r = &t->runs[t->nruns - 1];
 	if (!r->ninsn)
 		return 0;
-	ic = TIX_ICLASS(t->insn[r->insn0 + r->ninsn - 1]);
-	if (is_call(ic)) {
+	last = t->insn[r->insn0 + r->ninsn - 1];
+	ic = TIX_ICLASS(last);
+	if (is_call(ic) && !(have_next && zero_call(r, last, next_ip))) {
 		if (grow(&t->stack, &t->stackcap, t->nstack + 1, sizeof(size_t)))
 			return -1;
 		t->stack[t->nstack++] = t->nruns - 1;
@@ -114,7 +125,7 @@ static int add_insn(struct tix_thread *t, const struct ptd_event *ev)
 	if (extend) {
 		r->last_off = (uint32_t)(ev->ip - r->ip);
 	} else {
-		if (end_run(t))
+		if (end_run(t, 1, ev->ip))
 			return -1;
 		r = new_run(t);
 		if (!r)
@@ -138,7 +149,7 @@ static int add_stop(struct tix_thread *t, const struct ptd_event *ev)
 	struct ptd_event *e;
 	struct tix_run *r;
 
-	if (end_run(t) ||
+	if (end_run(t, 0, 0) ||
 	    grow(&t->stops, &t->stopcap, t->nstops + 1, sizeof(*e)))
 		return -1;
 	e = &t->stops[t->nstops];
@@ -302,7 +313,9 @@ long tix_stack_at(const struct tix_thread *t, size_t r, size_t **out,
 		if (!x->ninsn)
 			continue;
 		ic = TIX_ICLASS(t->insn[x->insn0 + x->ninsn - 1]);
-		if (is_call(ic)) {
+		if (is_call(ic) && !(t->runs[k + 1].ninsn &&
+				     zero_call(x, t->insn[x->insn0 + x->ninsn - 1],
+					       t->runs[k + 1].ip))) {
 			if (util_grow((void **)out, cap, n + 1, sizeof(size_t)))
 				return -1;
 			(*out)[n++] = k;

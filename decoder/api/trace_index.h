@@ -17,7 +17,8 @@
 
 /* A run: instructions one after the other in memory with the same time,
  * CPU, image and mode, of which only the last may be a call or return;
- * or one stop (ninsn == 0). */
+ * or one stop (ninsn == 0).  A call to the next instruction (call next;
+ * pop) makes no frame and does not change the depth. */
 struct tix_run {
 	uint64_t ip;          /* first instruction; a stop: its event's ip */
 	uint64_t time;        /* perf clock ns, 0 unknown */

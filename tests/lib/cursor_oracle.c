@@ -2,7 +2,8 @@
  * linear decode of a second session on the same trace (the oracle).  The
  * linear decode records, per thread in order, every instruction (ip,
  * size, class, time, CPU, image version, bytes) and stop (error, gap,
- * overflow), and keeps its own call stack from the call/return sequence.
+ * overflow), and keeps its own call stack from the call/return sequence
+ * (a call to the next instruction, call next; pop, makes no frame).
  * At SAMPLES random positions the cursor (seek by position, instruction
  * number and time) must give the same instruction, time and stack
  * (call sites and return addresses, then one unknown frame); walks
@@ -29,6 +30,9 @@ struct thr {
 	uint64_t *stk;        /* call ip, return address pairs */
 	size_t ns, scap;
 	int32_t depth;
+	int pend_call;        /* the last instruction was a call */
+	uint64_t pend_ret;
+	uint8_t pend_size;
 	/* sampled stacks: position, offset into sv, length (pairs) */
 	uint64_t *want;       /* sorted sample positions */
 	size_t nwant, wi;
@@ -135,6 +139,16 @@ static int linear(const char *path, int with_samples)
 			memset(t, 0, sizeof(*t));
 			t->tid = tid;
 		}
+		/* A call counts once the next instruction shows it was not a
+		 * call to the next instruction (call next; pop), which makes
+		 * no frame; a call followed by a stop counts. */
+		if (t->pend_call && (ev.kind != PTD_EV_INSN || ev.ip != t->pend_ret)) {
+			t->stk = xgrow(t->stk, &t->scap, t->ns + 2, sizeof(uint64_t));
+			t->stk[t->ns++] = t->pend_ret - t->pend_size;
+			t->stk[t->ns++] = t->pend_ret;
+			t->depth++;
+		}
+		t->pend_call = 0;
 		if (with_samples) {
 			uint64_t pos = t->n2++;
 
@@ -166,10 +180,9 @@ static int linear(const char *path, int with_samples)
 		if (ev.kind != PTD_EV_INSN)
 			continue;
 		if (ev.iclass == PTD_IC_CALL || ev.iclass == PTD_IC_IND_CALL) {
-			t->stk = xgrow(t->stk, &t->scap, t->ns + 2, sizeof(uint64_t));
-			t->stk[t->ns++] = ev.ip;
-			t->stk[t->ns++] = ev.ip + ev.size;
-			t->depth++;
+			t->pend_call = 1;
+			t->pend_ret = ev.ip + ev.size;
+			t->pend_size = ev.size;
 		} else if (ev.iclass == PTD_IC_RETURN) {
 			if (t->ns)
 				t->ns -= 2;
@@ -180,6 +193,7 @@ static int linear(const char *path, int with_samples)
 	for (k = 0; k < nth; k++) {
 		th[k].ns = 0;
 		th[k].depth = 0;
+		th[k].pend_call = 0;
 	}
 	if (rc != PTD_ERR_END) {
 		fprintf(stderr, "cursor_oracle: linear decode failed: %d\n", rc);
