@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <fcntl.h>
 
 #include <ptdecode.h>
 
@@ -712,6 +713,8 @@ static void launch(struct dap *d, json_object *req)
 		return;
 	}
 	respond(d, req, NULL);
+	/* Breakpoints are welcome once the trace is indexed. */
+	event(d, "initialized", NULL);
 }
 
 static void threads(struct dap *d, json_object *req)
@@ -1047,7 +1050,6 @@ static void initialize(struct dap *d, json_object *req)
 		json_object_object_add(body, caps[k], json_object_new_boolean(
 			strcmp(caps[k], "supportsEvaluateForHovers") != 0));
 	respond(d, req, body);
-	event(d, "initialized", NULL);
 }
 
 static void dispatch(struct dap *d, json_object *req)
@@ -1178,6 +1180,14 @@ int dap_main(int argc, char **argv)
 		return 2;
 	}
 	(void)argv;
+	/* Some clients (node's child_process) hand over non-blocking
+	 * sockets: stdio reads and writes must block. */
+	for (int fd = 0; fd < 2; fd++) {
+		int fl = fcntl(fd, F_GETFL);
+
+		if (fl >= 0 && (fl & O_NONBLOCK))
+			fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+	}
 	if (ptd_disasm_new(&d.dis, NULL)) {
 		fprintf(stderr, "ptdecode dap: out of memory\n");
 		return 1;
