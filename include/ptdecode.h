@@ -133,6 +133,12 @@ enum ptd_open_flags {
 	 * process that ran it (perf script's --guest-code: the guest's code
 	 * is the hypervisor process's memory, as in KVM's selftests). */
 	PTD_OPEN_GUEST_CODE = 1u << 7,
+	/* A perf.data or capture directory without trace data (samples
+	 * only) opens too: ptd_next() then ends at once (stats.queues 0),
+	 * and ptd_symbolize(), ptd_image_name() and ptd_thread_name() answer
+	 * from its sideband (MMAP2, COMM, KSYMBOL).  Inputs with a trace
+	 * decode as without it. */
+	PTD_OPEN_SIDEBAND_ONLY = 1u << 8,
 };
 
 /* Which Intel PT flow decoder to use. */
@@ -418,6 +424,116 @@ PTD_API int ptd_block_insn(const struct ptd_session *s,
 			   struct ptd_event *ev);
 
 /* ------------------------------------------------------------------ */
+/* Samples and their callchains                                        */
+/* ------------------------------------------------------------------ */
+
+/* The SAMPLE records of a perf.data (or of a capture directory's), with
+ * their callchains: context markers taken out, and the user part of a
+ * deferred callchain (a PERF_CONTEXT_USER_DEFERRED marker and cookie in
+ * the sample, the frames in a later PERF_RECORD_CALLCHAIN_DEFERRED of the
+ * same thread) stitched on as perf does: every sample of that thread
+ * naming the cookie, taken before the deferred record, gets its frames.
+ * Independent of ptd_open: a file with samples and no trace reads too. */
+struct ptd_samples;
+
+struct ptd_samples_opts {
+	size_t sz;            /* sizeof(struct ptd_samples_opts) */
+	unsigned int flags;   /* none yet */
+};
+
+/* Whose frame a callchain entry is (the context marker in front of it). */
+enum ptd_frame_ctx {
+	PTD_FRAME_UNKNOWN = 0, /* no marker before it */
+	PTD_FRAME_KERNEL,
+	PTD_FRAME_USER,
+	PTD_FRAME_HV,
+	PTD_FRAME_GUEST,
+	PTD_FRAME_GUEST_KERNEL,
+	PTD_FRAME_GUEST_USER,
+};
+
+enum ptd_sample_flags {
+	/* the callchain's user part came from a CALLCHAIN_DEFERRED record
+	 * (deferred_time, cookie) */
+	PTD_SAMPLE_STITCHED = 1u << 0,
+	/* the user part was deferred and never came (task exited, record
+	 * lost): the callchain holds the kernel part only */
+	PTD_SAMPLE_DEFERRED_MISSING = 1u << 1,
+	/* the callchain did not fit in its record, or a deferred marker had
+	 * no cookie: left out (callchain_nr 0) */
+	PTD_SAMPLE_CALLCHAIN_BAD = 1u << 2,
+};
+
+struct ptd_branch_entry {
+	uint64_t from, to;
+	uint64_t flags;       /* perf_branch_entry's bits: mispred, predicted,
+			       * in_tx, abort, cycles, type */
+};
+
+struct ptd_sample {
+	size_t sz;            /* sizeof(struct ptd_sample) */
+	uint64_t time;        /* perf clock ns, 0 if not recorded */
+	int32_t cpu, pid, tid;/* -1 when not recorded */
+	uint64_t ip;
+	uint64_t period;
+	uint64_t id;          /* event id (which attr) */
+	uint32_t cpumode;     /* record misc & 7: 1 kernel, 2 user, ... */
+	uint32_t flags;       /* enum ptd_sample_flags */
+	const char *comm;     /* thread name when the sample was read, or "" */
+	const char *event;    /* the event's name ("cpu-clock"), or "" */
+	/* addresses innermost first, context markers left out (as perf
+	 * script lists them), with each one's context */
+	const uint64_t *callchain;
+	const uint8_t *callchain_ctx;   /* enum ptd_frame_ctx per entry */
+	size_t callchain_nr;
+	uint64_t cookie;      /* deferred user part: its cookie */
+	uint64_t deferred_time; /* PTD_SAMPLE_STITCHED: the record's time */
+	const struct ptd_branch_entry *branches;
+	size_t nbranches;
+	/* pointers stay valid until ptd_samples_close */
+};
+
+struct ptd_samples_stats {
+	size_t sz;                   /* sizeof(struct ptd_samples_stats) */
+	uint64_t samples;            /* SAMPLE records read */
+	uint64_t callchains;         /* of them with a callchain */
+	uint64_t deferred_samples;   /* callchains with a deferred user part */
+	uint64_t stitched;           /* ... that got it */
+	uint64_t deferred_missing;   /* ... whose deferred record never came */
+	uint64_t deferred_records;   /* CALLCHAIN_DEFERRED records read */
+	uint64_t deferred_unmatched; /* ... no sample pointed at */
+	uint64_t cookies_reused;     /* ... whose thread and cookie an
+				      * earlier one had already */
+	uint64_t callchains_bad;     /* callchains longer than their record */
+	uint64_t records_bad;        /* SAMPLE/CALLCHAIN_DEFERRED records too
+				      * short to read at all: skipped */
+	uint64_t branch_stacks;      /* samples with a branch stack */
+	uint64_t lost_samples;       /* LOST_SAMPLES counts, and LOST (records
+				      * of any kind lost) */
+};
+
+/* Reads every sample of path (perf.data, or a capture directory holding
+ * one).  *out is set even on failure (unless memory ran out) so that
+ * ptd_samples_errmsg() tells why; release it with ptd_samples_close().
+ * opts may be NULL. */
+PTD_API int ptd_samples_open(struct ptd_samples **out, const char *path,
+			     const struct ptd_samples_opts *opts);
+PTD_API void ptd_samples_close(struct ptd_samples *sp);
+PTD_API const char *ptd_samples_errmsg(const struct ptd_samples *sp);
+/* Warnings (deferred records without samples, reused cookies, bad
+ * callchains: each kind once, with its count). */
+PTD_API size_t ptd_samples_warning_count(const struct ptd_samples *sp);
+PTD_API const char *ptd_samples_warning(const struct ptd_samples *sp, size_t i);
+
+/* The next sample in time order: 0, or PTD_ERR_END after the last one.
+ * smp->sz must be set. */
+PTD_API int ptd_samples_next(struct ptd_samples *sp, struct ptd_sample *smp);
+/* Starts the iteration over. */
+PTD_API void ptd_samples_rewind(struct ptd_samples *sp);
+PTD_API int ptd_samples_get_stats(const struct ptd_samples *sp,
+				  struct ptd_samples_stats *st);
+
+/* ------------------------------------------------------------------ */
 /* Queries                                                             */
 /* ------------------------------------------------------------------ */
 
@@ -458,6 +574,14 @@ struct ptd_stats {
 	uint64_t resyncs;           /* errors after which decoding went on at
 				     * the next IP packet, not the next PSB
 				     * (PTD_OPEN_RESYNC_ON_ERROR) */
+	/* snapshot-mode AUX (perf record -S): AUXTRACE snapshots, bytes of
+	 * them skipped as the snapshot before holds them (not in
+	 * trace_bytes), and snapshots that do not continue the one before
+	 * (trace lost between them: a warning each, with the bytes skipped
+	 * up to the PSB decoding starts over at) */
+	uint64_t snapshots;
+	uint64_t snapshot_overlap_bytes;
+	uint64_t snapshot_gaps;
 };
 
 PTD_API int ptd_get_stats(const struct ptd_session *s, struct ptd_stats *st);

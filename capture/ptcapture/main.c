@@ -11,7 +11,8 @@
  * (JIT images copied by a BPF program when a program is freed), textmatch
  * (ties copies to KSYMBOL lifetimes, writes text/), perfwrite (perf.data),
  * auxpmu (intel_pt / cs_etm AUX recording), jitpoll (re-copies programs
- * whose tail-call sites are re-patched in place), and for the flight recorder
+ * whose tail-call sites are re-patched in place), kcopy (--kcore: kernel
+ * text out of /proc/kcore into the text store), and for the flight recorder
  * (--snapshot): backward sideband rings, snapshot (records and fence copies
  * kept between snapshots), trigger (breakpoint or uprobe + deciding BPF
  * program).
@@ -21,6 +22,7 @@
 #include <bpf/bpf.h>
 #include "fence.h"
 #include "jitpoll.h"
+#include "kcopy.h"
 #include "snapshot.h"
 #include "trigger.h"
 #include "perfwrite.h"
@@ -69,6 +71,7 @@ struct rec {
 	uint64_t prog_loads, info_copies, info_gone, info_errors;
 	struct sbevents_stats sbst; /* ring counts (sbevents), at the end */
 	uint64_t kcore_missed;/* non-BPF KSYMBOL and TEXT_POKE ranges not copied */
+	struct kcopy *kc;     /* --kcore, else NULL */
 	struct copystore *cs; /* flight recorder: fence copies kept */
 	struct jitpoll *jp;   /* programs with prog arrays, re-copied (or NULL) */
 	struct jitpoll_counts jpc; /* its counts, at the end */
@@ -140,6 +143,24 @@ static void on_prog_load(struct rec *r, uint64_t time, uint32_t id, const uint8_
 	bpfinfo_free(&p);
 }
 
+/* TEXT_POKE: addr, old_len, new_len, old bytes, new bytes. */
+static void on_text_poke(struct rec *r, uint64_t time, const uint8_t *b, size_t body)
+{
+	uint16_t old_len, new_len;
+
+	if (!r->kc) {
+		r->kcore_missed++;   /* no kcore to copy the new text from */
+		return;
+	}
+	if (body < 20)
+		return;
+	memcpy(&old_len, b + 16, 2);
+	memcpy(&new_len, b + 18, 2);
+	if (20 + (size_t)old_len + new_len <= body &&
+	    kcopy_text_poke(r->kc, time, rd64(b + 8), b + 20 + old_len, new_len))
+		fail(r, "out of memory");
+}
+
 /* Every sideband record, read from a ring or synthesized, comes here. */
 static int on_record(void *ctx, const struct perf_event_header *h, int cpu)
 {
@@ -164,7 +185,7 @@ static int on_record(void *ctx, const struct perf_event_header *h, int cpu)
 			r->lost_samples += rd64(b + 8);
 		break;
 	case PERF_RECORD_TEXT_POKE:
-		r->kcore_missed++;   /* no /proc/kcore to copy the new text from */
+		on_text_poke(r, time, b, body);
 		break;
 	case PERF_RECORD_KSYMBOL:
 		if (body > 24) {
@@ -176,9 +197,15 @@ static int on_record(void *ctx, const struct perf_event_header *h, int cpu)
 			name[nl] = 0;
 			memcpy(&type, b + 20, 2);
 			memcpy(&flags, b + 22, 2);
-			if (type != PERF_RECORD_KSYMBOL_TYPE_BPF &&
-			    !(flags & PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER))
+			if (r->kc) {
+				if (kcopy_ksymbol(r->kc, time, rd64(b + 8), rd32(b + 16), type,
+						  flags & PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER,
+						  name))
+					fail(r, "out of memory");
+			} else if (type != PERF_RECORD_KSYMBOL_TYPE_BPF &&
+				   !(flags & PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER)) {
 				r->kcore_missed++;  /* out-of-line kernel text */
+			}
 			if (textmatch_ksymbol(r->tm, time, rd64(b + 8), rd32(b + 16), type,
 					      flags & PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER, name))
 				fail(r, "out of memory");
@@ -308,6 +335,9 @@ static void usage(FILE *f)
 		"                 (default 10; 0: never)\n"
 		"  --no-poke-trigger  re-copy on the interval only, not also on bpf() map\n"
 		"                 updates (tp_btf/sys_enter+sys_exit)\n"
+		"  --kcore[=DIR]  copy kernel text, modules, BPF/trampoline ranges and\n"
+		"                 TEXT_POKE ranges out of DIR/kcore into the text store,\n"
+		"                 with DIR/kallsyms and DIR/modules (default DIR: /proc)\n"
 		"flight recorder:\n"
 		"  --snapshot     keep the newest sideband (and AUX) in overwritten rings; write\n"
 		"                 DIR/snap-N/ (a complete capture) on SIGUSR2, on a control\n"
@@ -322,7 +352,7 @@ static void usage(FILE *f)
 }
 
 struct opts {
-	const char *out, *pmu_config, *trigger, *control;
+	const char *out, *pmu_config, *trigger, *control, *kcore;
 	int all, force, snapshot, no_poke_trigger;
 	double duration;
 	unsigned linger_ms, pages, aux_pages, poke_ms;
@@ -345,6 +375,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "control", required_argument, 0, 'C' },
 		{ "poke-interval", required_argument, 0, 'K' },
 		{ "no-poke-trigger", no_argument, 0, 'N' },
+		{ "kcore", optional_argument, 0, 'k' },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
@@ -374,6 +405,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 'C': o->control = optarg; break;
 		case 'K': o->poke_ms = (unsigned)atoi(optarg); break;
 		case 'N': o->no_poke_trigger = 1; break;
+		case 'k': o->kcore = optarg ? optarg : "/proc"; break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); return -1;
 		}
@@ -412,6 +444,27 @@ struct app {
 	unsigned nsnap;
 	uint64_t snap_requests, snap_failed;
 };
+
+/* kcore: copied (--kcore, readable), unreadable (--kcore), else absent or
+ * not-used; what was copied and what was not. */
+static void write_kcore_info(FILE *f, const struct opts *o, const struct rec *r,
+			     const struct textmatch_counts *tc)
+{
+	struct kcopy_counts kn = { 0 };
+
+	if (r->kc)
+		kcopy_get_counts(r->kc, &kn);
+	fprintf(f, "kcore=%s\n", r->kc && kcopy_readable(r->kc) ? "copied" :
+		o->kcore ? "unreadable" :
+		access("/proc/kcore", R_OK) ? "absent" : "not-used");
+	if (o->kcore)
+		fprintf(f, "kcore_path=%s/kcore\nkcore_ranges_copied=%" PRIu64 "\n"
+			"kcore_bytes_copied=%" PRIu64 "\nkcore_pokes_changed=%" PRIu64 "\n"
+			"kcore_ranges_versioned=%" PRIu64 "\n",
+			o->kcore, kn.ranges, kn.bytes, kn.poke_changed,
+			tc->rows_versioned_dropped);
+	fprintf(f, "kcore_ranges_not_copied=%" PRIu64 "\n", r->kcore_missed + kn.missed);
+}
 
 static int write_info(const char *dir, const struct app *A, const struct rec *r,
 		      const struct fence_counters *fc, const struct textmatch_counts *tc,
@@ -458,8 +511,7 @@ static int write_info(const char *dir, const struct app *A, const struct rec *r,
 		"\naux_overrun_bytes=%" PRIu64 "\naux_lost_records=%" PRIu64 "\naux_lost_events=%"
 		PRIu64 "\n", as.aux_bytes, as.aux_records, as.aux_truncated, as.aux_overwrite,
 		as.aux_partial, as.aux_collision, as.aux_overrun, as.lost_records, as.lost_events);
-	fprintf(f, "kcore=%s\nkcore_ranges_not_copied=%" PRIu64 "\n",
-		access("/proc/kcore", R_OK) ? "absent" : "not-used", r->kcore_missed);
+	write_kcore_info(f, o, r, tc);
 	fprintf(f, "prog_loads=%" PRIu64 "\nprog_info_copies=%" PRIu64 "\n"
 		"prog_info_gone=%" PRIu64 "\nprog_info_errors=%" PRIu64 "\n",
 		r->prog_loads, r->info_copies, r->info_gone, r->info_errors);
@@ -605,6 +657,24 @@ static int collect(void *ctx, const struct perf_event_header *rec, int cpu)
 	return recbuf_add(ctx, rec, sbevents_time(rec), cpu);
 }
 
+/* --kcore in a snapshot: the copy is taken now, so it holds what is there
+ * now; ranges the snapshot's records unregistered before are counted, not
+ * copied (kcopy_finish). */
+static int snapshot_kcore(const struct app *A, struct rec *r)
+{
+	char err[512];
+
+	if (!A->o.kcore)
+		return 0;
+	if (!(r->kc = kcopy_open(A->o.kcore, err, sizeof(err))) || kcopy_start(r->kc)) {
+		fprintf(stderr, "ptcapture: snapshot: --kcore: out of memory\n");
+		return -1;
+	}
+	if (!kcopy_readable(r->kc))
+		fprintf(stderr, "ptcapture: snapshot: --kcore: %s (counted in info)\n", err);
+	return 0;
+}
+
 /* Flight recorder: writes DIR/snap-N from the backward rings, the AUX
  * areas and the fence copies kept. */
 static int take_snapshot(struct app *A, struct rec *live, const char *why,
@@ -626,7 +696,8 @@ static int take_snapshot(struct app *A, struct rec *live, const char *why,
 		fprintf(stderr, "ptcapture: warning: a corrupt sideband ring was cut short\n");
 	sbevents_pause(A->sb, 0);
 	recbuf_sort(A->rb);
-	if (!(r.tm = textmatch_new()) || out_open(A, &r, dir, 0, &ks) || out_synth(A, &r, ks))
+	if (!(r.tm = textmatch_new()) || out_open(A, &r, dir, 0, &ks) ||
+	    snapshot_kcore(A, &r) || out_synth(A, &r, ks))
 		goto out;
 	n = recbuf_count(A->rb);
 	for (size_t i = 0; i < n && !r.failed; i++) {
@@ -644,6 +715,10 @@ static int take_snapshot(struct app *A, struct rec *live, const char *why,
 		on_fence_image(&r, copystore_get(live->cs, i));
 	if (r.failed) {
 		fprintf(stderr, "ptcapture: snapshot: %s\n", r.errmsg);
+		goto out;
+	}
+	if (r.kc && kcopy_finish(r.kc, r.tm)) {
+		fprintf(stderr, "ptcapture: snapshot: --kcore: out of memory\n");
 		goto out;
 	}
 	fence_get_counters(A->fence, &fc);
@@ -675,6 +750,7 @@ out:
 		perfwrite_close(r.pw, err, sizeof(err));
 	}
 	textmatch_free(r.tm);
+	kcopy_free(r.kc);
 	synth_kallsyms_free(ks);
 	return rc;
 }
@@ -799,7 +875,7 @@ static uint64_t check_environment(struct app *A, const char *pmu)
 	if (!free_deferred)
 		fprintf(stderr, "ptcapture: warning: bpf_prog_free_deferred not in /proc/kallsyms "
 			"(kernel.kptr_restrict?)\n");
-	if (access("/proc/kcore", R_OK))
+	if (access("/proc/kcore", R_OK) && !A->o.kcore)
 		fprintf(stderr, "ptcapture: no /proc/kcore: out-of-line kernel text and TEXT_POKE "
 			"ranges are recorded as ranges only (counted in info)\n");
 	return free_deferred;
@@ -880,6 +956,29 @@ static int open_sessions(struct session *S, const char *pmu, uint64_t free_defer
 	return 0;
 }
 
+/* --kcore: the copy of the kernel text and modules now, the ranges the
+ * state at start and later records name as they come (kcopy.c). */
+static int open_kcore(struct session *S)
+{
+	const char *dir = S->A.o.kcore;
+
+	if (!dir)
+		return 0;
+	S->r.kc = kcopy_open(dir, S->err, sizeof(S->err));
+	if (!S->r.kc || kcopy_start(S->r.kc)) {
+		fprintf(stderr, "ptcapture: --kcore: out of memory\n");
+		return -1;
+	}
+	if (kcopy_readable(S->r.kc))
+		fprintf(stderr, "ptcapture: --kcore: copying kernel text from %s\n",
+			kcopy_path(S->r.kc));
+	else
+		fprintf(stderr, "ptcapture: --kcore: %s: kernel text, modules, "
+			"out-of-line kernel text and TEXT_POKE ranges are not copied "
+			"(counted in info: kcore_ranges_not_copied)\n", S->err);
+	return 0;
+}
+
 /* Without --snapshot, DIR is written from the start: perf.data with the
  * state at start, and the text store spooled as it comes. */
 static int start_output(struct session *S)
@@ -890,7 +989,8 @@ static int start_output(struct session *S)
 	A->t_start = now_ns();
 	if (A->o.snapshot)
 		return 0;
-	if (out_open(A, &S->r, A->o.out, A->o.force, &S->ks) || out_synth(A, &S->r, S->ks))
+	if (out_open(A, &S->r, A->o.out, A->o.force, &S->ks) || open_kcore(S) ||
+	    out_synth(A, &S->r, S->ks))
 		return -1;
 	snprintf(path, sizeof(path), "%s/text", A->o.out);
 	if (textmatch_spool(S->r.tm, path)) {
@@ -1169,6 +1269,10 @@ static int finish_capture(struct session *S)
 		return -1;
 	}
 	sbevents_stats(A->sb, &S->r.sbst);
+	if (S->r.kc && kcopy_finish(S->r.kc, S->r.tm)) {
+		fprintf(stderr, "ptcapture: --kcore: out of memory\n");
+		return -1;
+	}
 	if (out_close(A, &S->r, A->o.out, &fc, &tc, A->t_start, t_end, NULL))
 		return -1;
 	report_capture(S, &fc, &tc);
@@ -1194,6 +1298,7 @@ static void close_session(struct session *S)
 		perfwrite_close(S->r.pw, S->err, sizeof(S->err));
 	jitpoll_free(S->r.jp);
 	textmatch_free(S->r.tm);
+	kcopy_free(S->r.kc);
 	copystore_free(S->r.cs);
 	recbuf_free(A->rb);
 	auxpmu_close(A->ap);

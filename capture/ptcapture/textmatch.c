@@ -51,6 +51,7 @@ struct inst {
 	uint8_t tag[8];
 	int has_tag, is_sub, is_prog;
 	int at_start;                /* synthesized: registered before the start */
+	int versioned;               /* written by write_versions */
 	long info, fence;            /* copy indexes, -1 = none */
 };
 
@@ -63,6 +64,11 @@ struct textmatch {
 	size_t ncp, ccp;
 	struct inst *in;
 	size_t nin, cin;
+	struct xrow {     /* rows written as given (textmatch_add_row) */
+		struct textstore_entry e;
+		uint8_t *bytes;
+	} *xr;
+	size_t nxr, cxr;
 	char *spool;      /* text store dir when streaming */
 	FILE *journal;    /* its provisional index.tsv */
 };
@@ -86,6 +92,9 @@ void textmatch_free(struct textmatch *tm)
 		free(tm->ev[i].name);
 	for (size_t i = 0; i < tm->ncp; i++)
 		free(tm->cp[i].bytes);
+	for (size_t i = 0; i < tm->nxr; i++)
+		free(tm->xr[i].bytes);
+	free(tm->xr);
 	free(tm->ev);
 	free(tm->pl);
 	free(tm->cp);
@@ -167,6 +176,25 @@ static int spool_copy(struct textmatch *tm, struct copy *c, const uint8_t *bytes
 	fprintf(tm->journal, "\t-1\t%s\t%s\t%s\t%u\t0x0\t-\tbpf_prog_%s\n",
 		c->src == TM_FENCE ? "fence" : "prog-info", c->hash, tag, c->prog_id, tag);
 	return ferror(tm->journal) ? -EIO : 0;
+}
+
+int textmatch_add_row(struct textmatch *tm, const struct textstore_entry *e,
+		      const uint8_t *bytes)
+{
+	struct xrow *x;
+
+	if (grow((void **)&tm->xr, &tm->cxr, tm->nxr, sizeof(*tm->xr)))
+		return -ENOMEM;
+	x = &tm->xr[tm->nxr];
+	x->e = *e;
+	x->bytes = NULL;
+	if (bytes) {
+		if (!(x->bytes = malloc(e->len ? e->len : 1)))
+			return -ENOMEM;
+		memcpy(x->bytes, bytes, e->len);
+	}
+	tm->nxr++;
+	return 0;
 }
 
 size_t textmatch_ncopies(const struct textmatch *tm)
@@ -645,6 +673,22 @@ static int write_versions(const struct textmatch *tm, struct textstore_writer *w
 	return rc;
 }
 
+/* Does row e overlap, in range and time, an instance whose versions (and
+ * uncertain windows) were written?  One copy for all its life would
+ * outrank those windows: the versions say it. */
+static int in_versioned(const struct textmatch *tm, const struct textstore_entry *e)
+{
+	for (size_t i = 0; i < tm->nin; i++) {
+		const struct inst *in = &tm->in[i];
+
+		if (in->versioned && in->addr < e->start + e->len &&
+		    e->start < in->addr + in->len && in->reg < e->valid_to &&
+		    e->valid_from < in->unreg)
+			return 1;
+	}
+	return 0;
+}
+
 static int cmp_recopy(const void *a, const void *b, void *ctx)
 {
 	const struct textmatch *tm = ctx;
@@ -762,6 +806,7 @@ int textmatch_write(struct textmatch *tm, const char *dir,
 		}
 		n->instances++;
 		if (nv) {
+			tm->in[i].versioned = 1;
 			/* Image re-copied while it lived (jitpoll). */
 			if (in->info >= 0)
 				n->with_prog_info++;
@@ -796,6 +841,14 @@ int textmatch_write(struct textmatch *tm, const char *dir,
 	for (size_t i = 0; i < tm->ncp && !rc; i++)
 		if (tm->cp[i].inst < 0 && (tm->cp[i].src != TM_FENCE || tm->cp[i].complete))
 			rc = add_row(tm, w, NULL, &tm->cp[i], "uncertain", n);
+	for (size_t i = 0; i < tm->nxr && !rc; i++) {
+		if (in_versioned(tm, &tm->xr[i].e)) {
+			n->rows_versioned_dropped++;
+			continue;
+		}
+		n->rows++;
+		rc = textstore_writer_add(w, &tm->xr[i].e, tm->xr[i].bytes);
+	}
 	if (rc)
 		goto fail;
 	rc = textstore_writer_close(w);

@@ -41,6 +41,8 @@ struct textmatch_counts {
 	uint64_t uncertain_rows;     /* windows whose bytes are unknown */
 	uint64_t uncertain_ns;       /* their total width */
 	uint64_t recopy_unmatched;   /* re-copies without a KSYMBOL */
+	uint64_t rows_versioned_dropped; /* added rows (kcore copies) of
+				      * images written as versions instead */
 };
 
 struct textmatch *textmatch_new(void);
@@ -78,6 +80,15 @@ void textmatch_seen(struct textmatch *tm, size_t idx, uint64_t t);
 int textmatch_spool(struct textmatch *tm, const char *dir);
 /* Pushes provisional rows to the file. */
 void textmatch_flush(struct textmatch *tm);
+
+/* A row written as given after the matched ones (kcore copies: kcopy.c);
+ * bytes (e->len of them, NULL: range only) are copied, e's hash is filled
+ * in when written.  A row over an image re-copied while it lived (written
+ * as versions and uncertain windows) is dropped and counted instead: one
+ * copy would outrank the windows.  Returns 0 or -ENOMEM. */
+struct textstore_entry;
+int textmatch_add_row(struct textmatch *tm, const struct textstore_entry *e,
+		      const uint8_t *bytes);
 
 /* Matches and writes every row into the text store at dir. */
 int textmatch_write(struct textmatch *tm, const char *dir,

@@ -2,10 +2,17 @@
 #include "ptcapdir.h"
 #include "intel_pt_info.h"
 #include "ptdecode.h"
+#include "util.h"
 
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include "util.h"
 
 /* The intel_pt PMU's config bits (its sysfs format) that the attr sets. */
 #define CFG_PT (1ull << 0)
@@ -29,7 +36,8 @@ static void attr_common(uint8_t attr[128], const struct ptcap_opts *o,
 			uint32_t type, uint64_t config, uint64_t flags)
 {
 	uint64_t st = PD_SAMPLE_IP | PD_SAMPLE_TID | PD_SAMPLE_TIME |
-		      PD_SAMPLE_CPU | PD_SAMPLE_IDENTIFIER;
+		      PD_SAMPLE_CPU | PD_SAMPLE_IDENTIFIER |
+		      (o->sample_period ? PD_SAMPLE_CALLCHAIN : 0);
 
 	memset(attr, 0, 128);
 	put32(attr + PD_ATTR_OFF_TYPE, type);
@@ -60,16 +68,28 @@ static int add_attrs(struct perfwrite *pw, const struct ptcap_opts *o)
 		    PD_ATTR_FLAG_MMAP | PD_ATTR_FLAG_COMM | PD_ATTR_FLAG_TASK |
 		    PD_ATTR_FLAG_MMAP2 | PD_ATTR_FLAG_COMM_EXEC |
 		    PD_ATTR_FLAG_CONTEXT_SWITCH | o->sideband_flags);
+	if (o->sample_period)
+		put64(attr + PD_ATTR_OFF_FLAGS, util_le64(attr + PD_ATTR_OFF_FLAGS) |
+		      PD_ATTR_FLAG_DEFER_OUTPUT);
 	id = PTCAP_DUMMY_ID;
 	rc = perfwrite_add_attr(pw, attr, &id, 1, o->kernel ? "dummy:k" : "dummy:u");
-	if (rc || !o->guest)
+	if (!rc && o->guest) {
+		attr_common(attr, o, PD_TYPE_SOFTWARE, PD_COUNT_SW_DUMMY,
+			    PD_ATTR_FLAG_MMAP | PD_ATTR_FLAG_COMM | PD_ATTR_FLAG_TASK |
+			    PD_ATTR_FLAG_MMAP2 | PD_ATTR_FLAG_COMM_EXEC |
+			    PD_ATTR_FLAG_CONTEXT_SWITCH | PD_ATTR_FLAG_EXCLUDE_HOST);
+		id = PTCAP_GUEST_ID;
+		rc = perfwrite_add_attr(pw, attr, &id, 1, "dummy:u");
+	}
+	if (rc || !o->sample_period)
 		return rc;
-	attr_common(attr, o, PD_TYPE_SOFTWARE, PD_COUNT_SW_DUMMY,
-		    PD_ATTR_FLAG_MMAP | PD_ATTR_FLAG_COMM | PD_ATTR_FLAG_TASK |
-		    PD_ATTR_FLAG_MMAP2 | PD_ATTR_FLAG_COMM_EXEC |
-		    PD_ATTR_FLAG_CONTEXT_SWITCH | PD_ATTR_FLAG_EXCLUDE_HOST);
-	id = PTCAP_GUEST_ID;
-	return perfwrite_add_attr(pw, attr, &id, 1, "dummy:u");
+	attr_common(attr, o, PD_TYPE_HARDWARE, PD_COUNT_HW_INSTRUCTIONS, 0);
+	put64(attr + PD_ATTR_OFF_SAMPLE_PERIOD, o->sample_period);
+	put64(attr + PD_ATTR_OFF_FLAGS, PD_ATTR_FLAG_DISABLED | PD_ATTR_FLAG_EXCLUDE_HV |
+	      PD_ATTR_FLAG_ENABLE_ON_EXEC | PD_ATTR_FLAG_SAMPLE_ID_ALL |
+	      PD_ATTR_FLAG_DEFER_CALLCHAIN);
+	id = PTCAP_SAMPLE_ID;
+	return perfwrite_add_attr(pw, attr, &id, 1, "instructions");
 }
 
 static int add_auxtrace_info(struct perfwrite *pw, const struct ptcap_opts *o)
@@ -84,6 +104,7 @@ static int add_auxtrace_info(struct perfwrite *pw, const struct ptcap_opts *o)
 		.noretcomp_bit = CFG_NORETCOMP,
 		.have_sched_switch = (uint64_t)o->have_sched_switch,
 		.per_cpu_mmaps = 1,
+		.snapshot_mode = (uint64_t)!!o->snapshot,
 		.mtc_bit = CFG_MTC,
 		.mtc_freq_bits = 0xfull << CFG_MTC_PERIOD_SHIFT,
 		.tsc_ctc_ratio_n = 2,
@@ -163,5 +184,43 @@ int ptcap_features(struct perfwrite *pw, const char *osrelease, int argc,
 		args[i] = argv[i];
 	rc = perfwrite_feat_cmdline(pw, argc, args);
 	free(args);
+	return rc;
+}
+
+/* An earlier run's perf.data (file) or its data files (directory). */
+static void remove_old(const char *path)
+{
+	char f[4096];
+	struct dirent *de;
+	DIR *d;
+
+	if (!unlink(path) || errno == ENOENT || !(d = opendir(path)))
+		return;
+	while ((de = readdir(d)))
+		if (!strncmp(de->d_name, "data", 4) &&
+		    (!de->d_name[4] || de->d_name[4] == '.') &&
+		    snprintf(f, sizeof(f), "%s/%s", path, de->d_name) < (int)sizeof(f))
+			unlink(f);
+	closedir(d);
+}
+
+int ptcap_open_threads_layout(struct perfwrite **pw, const char *path,
+			      char *err, size_t errlen)
+{
+	char file[4096];
+	int rc;
+
+	remove_old(path);
+	if (mkdir(path, 0700) < 0 && errno != EEXIST) {
+		util_errf(err, errlen, "cannot create %s: %s", path, strerror(errno));
+		return PTD_ERR_IO;
+	}
+	if (snprintf(file, sizeof(file), "%s/data", path) >= (int)sizeof(file)) {
+		util_errf(err, errlen, "%s: path too long", path);
+		return PTD_ERR_INVAL;
+	}
+	rc = perfwrite_open(pw, file, err, errlen);
+	if (!rc && (rc = perfwrite_split_by_cpu(*pw, path)) < 0)
+		perfwrite_close(*pw, err, errlen);
 	return rc;
 }

@@ -19,6 +19,7 @@
 #define PTCAP_PT_ID 1000            /* sample id of the intel_pt attr */
 #define PTCAP_DUMMY_ID 1001         /* sample id of the sideband attr */
 #define PTCAP_GUEST_ID 1002         /* sample id of a guest's sideband attr */
+#define PTCAP_SAMPLE_ID 1003        /* sample id of the sampling attr */
 #define PTCAP_CPUID "GenuineIntel,6,158,10"   /* no errata perf applies */
 #define PTCAP_TIME_SHIFT 10
 #define PTCAP_TIME_MULT 1000
@@ -41,6 +42,12 @@ struct ptcap_opts {
 	int guest;                  /* a third attr: a guest's sideband
 				     * (exclude_host), id PTCAP_GUEST_ID, as
 				     * perf inject --guest-data adds it */
+	uint64_t sample_period;     /* > 0: one more attr, instructions sampled
+				     * every N with callchains whose user part
+				     * is deferred (defer_callchain; the
+				     * sideband attr has defer_output) */
+	int snapshot;               /* AUXTRACE_INFO: snapshot mode (perf
+				     * record -S) */
 };
 
 /* The default clock, for ptsynth record and benchgen. */
@@ -50,6 +57,14 @@ struct ptcap_opts {
 
 /* perf-clock ns of a simulated TSC value on the default clock. */
 uint64_t ptcap_perf_time(uint64_t tsc);
+
+/* Creates the directory path (replacing a perf.data file, or the data
+ * files of a perf.data directory, there) and opens *pw on path/data,
+ * split by CPU into path/data.N as perf record --threads writes it
+ * (perfwrite_split_by_cpu).  Returns 0 or a negative enum ptd_error with a
+ * message in err. */
+int ptcap_open_threads_layout(struct perfwrite **pw, const char *path,
+			      char *err, size_t errlen);
 
 /* The attrs (intel_pt, dummy sideband), AUXTRACE_INFO and TIME_CONV. */
 int ptcap_begin(struct perfwrite *pw, const struct ptcap_opts *o);

@@ -37,6 +37,8 @@
 #include "ptdecode.h"
 #include "ptcapdir.h"
 #include "ptgen.h"
+#include "sampler.h"
+#include "snapring.h"
 #include "symtab.h"
 #include "synth_opts.h"
 #include "textstore.h"
@@ -70,6 +72,11 @@ struct opts {
 	int archive;         /* 1: the program's own ELF files, 2: all */
 	const char *filter;  /* --addr-filter: AUXTRACE_INFO's filter string */
 	int guest;           /* 1 --guest, 2 --guest-code (guestsb.h) */
+	uint64_t sample_every; /* --sample-every N (sampler.h) */
+	int unwind_dwarf;      /* --unwind dwarf */
+	int layout_threads;  /* --perf-layout threads: perf.data/ as perf
+			      * record --threads writes it */
+	uint64_t snapshot;   /* --snapshot SIZE: snapshot-mode AUX */
 	char **cmd;
 };
 
@@ -129,6 +136,10 @@ struct synth {
 	int dyn;                   /* insn_at's instruction is dynamic code */
 	uint8_t dyn_code[16];
 	uint64_t jit_dumps, jit_dump_errors, jit_pages_left_out, jit_pages_changed;
+	struct sampler *smp;       /* --sample-every */
+	int sample_due;
+	struct snapring *snap;     /* --snapshot: the AUX ring */
+	uint64_t snap_tsc;         /* TSC at the end of the trace so far */
 };
 
 static uint64_t perf_time(uint64_t tsc)
@@ -431,6 +442,23 @@ found:
 
 /* ---------------- output ---------------- */
 
+/* A snapshot of the AUX ring (perf record -S): the AUX record the
+ * kernel writes in overwrite mode, then perf's AUXTRACE record with the
+ * last --snapshot bytes. */
+static int write_snapshot(struct synth *s)
+{
+	struct perfwrite_sid sid = sid_for(s, (uint32_t)s->pid, PT_ID);
+	uint64_t offset;
+	size_t len;
+	const uint8_t *data = snapring_take(s->snap, &len, &offset);
+	int r;
+
+	sid.time = perf_time(s->snap_tsc);
+	r = perfwrite_aux(s->pw, &sid, offset, len, PD_AUX_FLAG_OVERWRITE);
+	return r ? r : perfwrite_auxtrace(s->pw, data, len, offset, s->snap_tsc,
+					  0, (uint32_t)-1, 0);
+}
+
 static int flush_piece(void *ctx, const uint8_t *data, size_t len,
 		       uint64_t tsc_first, uint64_t tsc_last)
 {
@@ -439,6 +467,10 @@ static int flush_piece(void *ctx, const uint8_t *data, size_t len,
 	size_t padded = (len + 7) & ~(size_t)7;
 	int r;
 
+	if (s->snap) {
+		s->snap_tsc = tsc_last;
+		return snapring_add(s->snap, data, len) ? write_snapshot(s) : 0;
+	}
 	r = perfwrite_auxtrace(s->pw, data, len, s->aux_offset, tsc_first, 0,
 			       (uint32_t)-1, 0);
 	if (r)
@@ -806,6 +838,8 @@ static void credit(struct synth *s, struct tinfo *t, uint64_t next)
 {
 	fprintf(s->expected, "0x%llx\n", (unsigned long long)t->ip);
 	s->ninsns++;
+	if (s->smp && sampler_insn(s->smp, t->tid, t->ip, t->in, next))
+		s->sample_due = 1;
 	check(s, ptgen_insn(s->gen, t->ip, t->in, next), "packet generation");
 }
 
@@ -955,6 +989,10 @@ static void process_stop(struct synth *s, struct sched *sc, pid_t tid, int statu
 			t->credited = 0;
 			if (t->in->cls == PTG_FAR)
 				after_syscall(s, nr);
+			if (t->in->cls == PTG_FAR && s->smp) {
+				struct perfwrite_sid sid = sid_for(s, (uint32_t)tid, DUMMY_ID);
+				check(s, sampler_to_user(s->smp, &sid), "CALLCHAIN_DEFERRED");
+			}
 		}
 		if (!t->in)
 			t->credited = 0;
@@ -1054,6 +1092,21 @@ static double rnd(struct sched *sc)
 	return (double)(sc->rng >> 11) / (double)(1ull << 53);
 }
 
+/* --sample-every: an interrupt in front of t->ip whose handler writes
+ * the sample (sampler.h). */
+static void take_sample(struct synth *s, struct tinfo *t)
+{
+	struct perfwrite_sid sid;
+
+	check(s, ptgen_async_disable(s->gen, t->ip), "packet generation");
+	ptgen_advance(s->gen, KERNEL_CYCLES / 2);
+	sid = sid_for(s, (uint32_t)t->tid, PTCAP_SAMPLE_ID);
+	check(s, sampler_sample(s->smp, &sid, t->ip), "SAMPLE");
+	ptgen_advance(s->gen, KERNEL_CYCLES / 2);
+	check(s, ptgen_enable(s->gen, t->ip), "packet generation");
+	s->sample_due = 0;
+}
+
 static void trace(struct synth *s, struct sched *sc)
 {
 	for (;;) {
@@ -1102,6 +1155,8 @@ static void trace(struct synth *s, struct sched *sc)
 			ptgen_advance(s->gen, KERNEL_CYCLES);
 			check(s, ptgen_enable(s->gen, t->ip), "packet generation");
 			s->ninterrupts++;
+		} else if (s->sample_due && !t->mid_rep) {
+			take_sample(s, t);
 		}
 		t->in = insn_at(s, t->ip);
 		if (s->dyn)
@@ -1168,7 +1223,20 @@ static const char usage_text[] =
 	"  --addr-filter S  write S as the IP filter string of AUXTRACE_INFO,\n"
 	"                   as perf record --filter does (kernel syntax:\n"
 	"                   \"filter 0xOFF/0xSIZE@FILE\"); the trace itself\n"
-	"                   is not filtered\n";
+	"                   is not filtered\n"
+	"  --sample-every N a SAMPLE every N instructions with a deferred user\n"
+	"                   callchain, written (frame pointers) at the thread's\n"
+	"                   next syscall return; ground truth in samples.truth\n"
+	"  --unwind fp|dwarf how that user callchain is unwound: frame pointers\n"
+	"                   (default, as the kernel does) or libdw's CFI unwinder\n"
+	"  --snapshot SIZE  snapshot-mode AUX (perf record -S): AUXTRACE records\n"
+	"                   of the last SIZE bytes of the ring, taken SIZE/2,\n"
+	"                   SIZE/2 and 2*SIZE bytes of trace apart in turn\n"
+	"                   (overlapping, then trace lost) and at the end\n"
+	"  --perf-layout threads\n"
+	"                   write OUT.ptd/perf.data as perf record --threads\n"
+	"                   does: a directory with the header file data and\n"
+	"                   data.N holding the records of CPU N\n";
 
 static FILE *create_file(const char *dir, const char *name)
 {
@@ -1220,6 +1288,20 @@ static void set_opt(void *ctx, int c, const char *arg)
 	case 'F': o->filter = arg; break;
 	case 'G': o->guest = 1; break;
 	case 'V': o->guest = 2; break;
+	case 'S': o->sample_every = strtoull(arg, NULL, 0); break;
+	case 'U':
+		if (!strcmp(arg, "dwarf") && !sampler_have_dwarf())
+			synth_die("--unwind dwarf needs libdw: this ptsynth was built without it");
+		if (strcmp(arg, "fp") && strcmp(arg, "dwarf"))
+			synth_die("--unwind must be fp or dwarf");
+		o->unwind_dwarf = !strcmp(arg, "dwarf");
+		break;
+	case 'W': o->snapshot = strtoull(arg, NULL, 0); break;
+	case 'Y':
+		if (strcmp(arg, "threads") && strcmp(arg, "file"))
+			synth_die("--perf-layout: 'file' or 'threads', not '%s'", arg);
+		o->layout_threads = !strcmp(arg, "threads");
+		break;
 	}
 }
 
@@ -1245,6 +1327,10 @@ static void parse_opts(struct synth *s, struct sched *sc, int argc, char **argv)
 		{ "addr-filter", required_argument, NULL, 'F' },
 		{ "guest", no_argument, NULL, 'G' },
 		{ "guest-code", no_argument, NULL, 'V' },
+		{ "sample-every", required_argument, NULL, 'S' },
+		{ "unwind", required_argument, NULL, 'U' },
+		{ "perf-layout", required_argument, NULL, 'Y' },
+		{ "snapshot", required_argument, NULL, 'W' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct opts *o = &s->o;
@@ -1263,6 +1349,11 @@ static void parse_opts(struct synth *s, struct sched *sc, int argc, char **argv)
 	if (!o->out || first >= argc)
 		synth_usage(usage_text);
 	synth_check_psb_period(o->psb_period);
+	if (o->guest && o->sample_every)
+		synth_die("--sample-every does not go with --guest or --guest-code");
+	if (o->snapshot && (o->snapshot < 2ull * o->psb_period || o->snapshot > (1ull << 30)))
+		synth_die("--snapshot SIZE must be at least twice --psb-period "
+			  "(a snapshot is placed by its PSBs) and at most 1 GiB");
 	if (o->mtc_period > 15)
 		synth_die("--mtc-period must be 0..15");
 	if ((o->mtc || o->cyc) && !o->tsc)
@@ -1320,12 +1411,16 @@ static void open_trace(struct synth *s)
 	struct ptcap_opts po = { .tsc = s->o.tsc, .retcomp = s->o.retcomp,
 				 .mtc = s->o.mtc, .mtc_period = s->o.mtc_period,
 				 .cyc = s->o.cyc, .filter = s->o.filter,
-				 .guest = s->o.guest == 1, PTCAP_DEFAULTS };
+				 .guest = s->o.guest == 1, .sample_period = s->o.sample_every,
+				 .snapshot = s->o.snapshot != 0,
+				 PTCAP_DEFAULTS };
 	struct ptgen_opts go = { 0 };
 	char path[4096];
 
 	snprintf(path, sizeof(path), "%s/perf.data", s->o.out);
-	if (perfwrite_open(&s->pw, path, s->err, sizeof(s->err)))
+	if (s->o.layout_threads ?
+	    ptcap_open_threads_layout(&s->pw, path, s->err, sizeof(s->err)) :
+	    perfwrite_open(&s->pw, path, s->err, sizeof(s->err)))
 		synth_die("%s", s->err);
 	check(s, ptcap_begin(s->pw, &po), "attrs and AUXTRACE_INFO");
 	go.psb_period = s->o.psb_period;
@@ -1341,9 +1436,16 @@ static void open_trace(struct synth *s)
 	go.cycles_per_insn = s->o.cpi;
 	go.tsc0 = 0x10000000ull;
 	go.cbr = 32;
+	if (s->o.snapshot && !(s->snap = snapring_new((size_t)s->o.snapshot)))
+		synth_die("out of memory for a --snapshot ring");
 	if (ptgen_new(&s->gen, &go, flush_piece, s) < 0)
 		synth_die("cannot set up the packet generator");
 	s->expected = create_file(s->o.out, "expected.insn");
+	if (s->o.sample_every &&
+	    !(s->smp = sampler_new(s->pw, s->o.sample_every, s->o.unwind_dwarf ?
+				   SAMPLER_UNWIND_DWARF : SAMPLER_UNWIND_FP, s->pid,
+				   s->memfd, create_file(s->o.out, "samples.truth"))))
+		synth_die("out of memory");
 }
 
 /* The sideband of CMD's start, and its first thread on the CPU. */
@@ -1377,6 +1479,8 @@ static void start_thread(struct synth *s, struct sched *sc)
 static void finish_trace(struct synth *s, int argc, char **argv)
 {
 	check(s, ptgen_finish(s->gen), "packet generation");
+	if (s->snap && snapring_pending(s->snap))
+		check(s, write_snapshot(s), "the last snapshot");
 	write_features(s, argc, argv);
 	if (perfwrite_close(s->pw, s->err, sizeof(s->err)))
 		synth_die("%s", s->err);
@@ -1415,6 +1519,15 @@ static void write_info(struct synth *s, const struct sched *sc, const struct ptg
 		(unsigned long long)gs->mtcs, (unsigned long long)gs->cycs);
 	if (s->jit_dumps || s->jit_dump_errors)
 		jit_report(s, f);
+	sampler_free(s->smp, f);
+	if (s->snap) {
+		uint64_t n, lost;
+
+		snapring_counts(s->snap, &n, &lost);
+		fprintf(f, "snapshot_size=%llu\nsnapshots=%llu\nsnapshot_lost_bytes=%llu\n",
+			(unsigned long long)s->o.snapshot, (unsigned long long)n,
+			(unsigned long long)lost);
+	}
 	fclose(f);
 }
 
@@ -1448,6 +1561,7 @@ int main(int argc, char **argv)
 	ptgen_get_stats(s->gen, &gs);
 	write_info(s, &sc, &gs);
 	jitconv_free(s->jc);
+	snapring_free(s->snap);
 	ptgen_free(s->gen);
 	cs_close(&s->cs);
 	fprintf(stderr, "ptsynth: %llu instructions, %llu trace bytes, %zu files "

@@ -35,6 +35,14 @@
  * KSYMBOL, BPF_EVENT, MMAP2, COMM and TEXT_POKE records with their original
  * timestamps, AUXTRACE_INFO, ITRACE_START, AUXTRACE + AUX), text/ (the rows
  * above), bpf/ (copied), expected.insn, cmd and info.
+ *
+ * With --kcore, OUT is perf record --kcore's layout instead: OUT/data (the
+ * perf.data, without the sideband records from before the copy) and
+ * OUT/kcore_dir/ (walk_kcore.c: the rows valid at the copy time, --kcore-time,
+ * default the first segment's), and no text/ or bpf/: code the copy does
+ * not hold is what a decoder must report as a gap.  A row that follows
+ * one the copy holds at the same range (kernel text patched in place:
+ * --code FILE:ADDR:FROM:TO versions) becomes a TEXT_POKE record.
  */
 #define _GNU_SOURCE
 #include "walk.h"
@@ -48,6 +56,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -59,6 +68,7 @@
 #include "synth_opts.h"
 #include "textstore.h"
 #include "util.h"
+#include "walk_kcore.h"
 
 #define PT_PMU_TYPE PTCAP_PMU_TYPE
 #define PT_ID PTCAP_PT_ID
@@ -68,6 +78,8 @@
  * address outside the traced range will do; its value is not checked. */
 #define OUTSIDE_IP 0xffffffff81000000ull
 #define MAX_STACK 256
+/* x86-64's kernel text start without KASLR: the kernel map perf expects */
+#define KERNEL_TEXT 0xffffffff81000000ull
 
 static void *xgrow(void *p, size_t *cap, size_t need, size_t size)
 {
@@ -123,6 +135,9 @@ struct walk {
 	int32_t pid;
 	const char *comm;       /* --comm: COMM/MMAP2 of these processes only */
 	int bpf_used;           /* --bpf-used: bpf/ files of walked programs */
+	int kcore;              /* --kcore: perf record --kcore's layout */
+	int kcore_time_set;
+	uint64_t kcore_time;    /* --kcore-time: when the copy was taken */
 	const char **texts, **codes; /* --text DIRs and --code specs */
 	size_t ntexts, ncodes;
 	struct row *rows;
@@ -776,6 +791,19 @@ static int keep_piece(void *ctx, const uint8_t *data, size_t len,
 	return 0;
 }
 
+/* The kernel's MMAP, as perf record synthesizes it first (time 0): perf's
+ * decoder finds kernel code (and loads kcore_dir/kcore) through this map. */
+static void write_kernel_mmap(struct perfwrite *pw)
+{
+	struct perfwrite_sid sid = { .pid = (uint32_t)-1, .tid = 0, .id = DUMMY_ID,
+				     .time = 0 };
+
+	check(perfwrite_mmap2(pw, &sid, PD_MISC_KERNEL, (uint32_t)-1, 0,
+			      KERNEL_TEXT, ~0ull - KERNEL_TEXT, KERNEL_TEXT, NULL, 0,
+			      0, 0, 0, 0, PROT_READ | PROT_EXEC, 0,
+			      "[kernel.kallsyms]_text"), "the kernel MMAP");
+}
+
 static void write_perf_data(struct walk *w, int argc, char **argv)
 {
 	char path[4096];
@@ -784,7 +812,7 @@ static void write_perf_data(struct walk *w, int argc, char **argv)
 	size_t i = 0, j = 0;
 	int itrace = 0;
 
-	snprintf(path, sizeof(path), "%s/perf.data", w->out);
+	snprintf(path, sizeof(path), "%s/%s", w->out, w->kcore ? "data" : "perf.data");
 	if (perfwrite_open(&pw, path, w->err, sizeof(w->err)))
 		synth_die("%s", w->err);
 	{
@@ -799,12 +827,18 @@ static void write_perf_data(struct walk *w, int argc, char **argv)
 
 		check(ptcap_begin(pw, &po), "attrs and AUXTRACE_INFO");
 	}
+	if (w->kcore)
+		write_kernel_mmap(pw);
 	/* Sideband and trace pieces in time order. */
 	while (i < w->nsb || j < w->npieces) {
 		int take_sb = j >= w->npieces ||
 			      (i < w->nsb && w->sb[i].sid.time <= w->pieces[j].tsc_first);
 		struct perfwrite_sid sid = { 0 };
 
+		if (take_sb && w->kcore && w->sb[i].sid.time < w->kcore_time) {
+			i++;    /* before the recording (and the copy) began */
+			continue;
+		}
 		if (take_sb) {
 			write_sb(w, pw, &w->sb[i++]);
 			continue;
@@ -907,6 +941,24 @@ static void copy_bpf_dir(struct walk *w)
 	closedir(d);
 }
 
+/* OUT/kcore_dir/ from the rows valid at the copy time. */
+static void write_kcore(struct walk *w)
+{
+	struct walk_kcore_row *kr = calloc(w->nrows ? w->nrows : 1, sizeof(*kr));
+	size_t n;
+
+	if (!kr)
+		synth_die("out of memory");
+	for (size_t i = 0; i < w->nrows; i++) {
+		kr[i].e = &w->rows[i].e;
+		kr[i].bytes = w->rows[i].bytes;
+	}
+	n = walk_kcore_write(w->out, w->from, kr, w->nrows, w->kcore_time,
+			     KERNEL_TEXT);
+	fprintf(w->log, "kcore time=%" PRIu64 " ranges=%zu\n", w->kcore_time, n);
+	free(kr);
+}
+
 static const char usage_text[] =
 	"usage: ptsynth walk -o OUT.ptd --from CAPTURE.ptd [options] [WALKSPEC]\n"
 	"  WALKSPEC lines:  segment PERF_TIME_NS START_ADDR MAX_INSNS\n"
@@ -921,7 +973,11 @@ static const char usage_text[] =
 	"  --pid N          pid for ITRACE_START (default 0)\n"
 	"  --comm NAME      copy COMM and MMAP2 records only of processes named NAME\n"
 	"                   (default: all; KSYMBOL/BPF_EVENT/TEXT_POKE always)\n"
-	"  --bpf-used       copy CAPTURE/bpf/ID.* only for programs the walk ran\n";
+	"  --bpf-used       copy CAPTURE/bpf/ID.* only for programs the walk ran\n"
+	"  --kcore          write perf record --kcore's layout: OUT/data and\n"
+	"                   OUT/kcore_dir/{kcore,kallsyms,modules}, no text/\n"
+	"  --kcore-time T   the kcore copy's time (default: the first segment's);\n"
+	"                   --code versions of a copied range become TEXT_POKEs\n";
 
 /* One option of ptsynth walk. */
 static void set_opt(void *ctx, int c, const char *arg)
@@ -954,6 +1010,11 @@ static void set_opt(void *ctx, int c, const char *arg)
 	case 'P': w->pid = (int32_t)parse_u64(arg, "--pid"); break;
 	case 'C': w->comm = arg; break;
 	case 'B': w->bpf_used = 1; break;
+	case 'K': w->kcore = 1; break;
+	case 'T':
+		w->kcore_time = parse_u64(arg, "--kcore-time");
+		w->kcore_time_set = 1;
+		break;
 	}
 }
 
@@ -973,6 +1034,8 @@ static void parse_opts(struct walk *w, int argc, char **argv)
 		{ "pid", required_argument, NULL, 'P' },
 		{ "comm", required_argument, NULL, 'C' },
 		{ "bpf-used", no_argument, NULL, 'B' },
+		{ "kcore", no_argument, NULL, 'K' },
+		{ "kcore-time", required_argument, NULL, 'T' },
 		{ NULL, 0, NULL, 0 }
 	};
 	int first;
@@ -994,7 +1057,73 @@ static void parse_opts(struct walk *w, int argc, char **argv)
 		synth_die("no segments: give a WALKSPEC file or --segment");
 	synth_check_psb_period(w->psb_period);
 	qsort(w->segs, w->nsegs, sizeof(*w->segs), seg_cmp);
+	if (!w->kcore_time_set)
+		w->kcore_time = w->segs[0].time;
+	if (w->kcore && w->kcore_time > w->segs[0].time)
+		synth_die("--kcore-time %" PRIu64 " is after the first segment (%" PRIu64
+			  "): the recording, and its copy, start before the trace",
+			  w->kcore_time, w->segs[0].time);
 	w->rng = synth_rng_init(w->seed);
+}
+
+/* The version of r's range that the kcore copy holds and that r follows
+ * without a gap, or NULL. */
+static const struct row *copied_before(const struct walk *w, const struct row *r)
+{
+	for (size_t i = 0; i < w->nrows; i++) {
+		const struct row *q = &w->rows[i];
+
+		if (q != r && q->bytes && q->e.pid == -1 && q->e.start == r->e.start &&
+		    q->e.len == r->e.len && q->e.valid_from <= w->kcore_time &&
+		    w->kcore_time < q->e.valid_to && q->e.valid_to == r->e.valid_from)
+			return q;
+	}
+	return NULL;
+}
+
+/* --kcore: kernel code that changes in place after the copy (a row that
+ * follows, at the same range, one the copy holds) is what the kernel
+ * reports with TEXT_POKE: one record of the bytes that differ, at the
+ * time the new version begins. */
+static void add_text_pokes(struct walk *w)
+{
+	size_t n = w->nrows;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct row *r = &w->rows[i], *q;
+		struct sbrec s;
+		size_t a = 0, b;
+
+		if (!r->bytes || r->e.pid != -1 || r->e.valid_from <= w->kcore_time ||
+		    !(q = copied_before(w, r)))
+			continue;
+		b = (size_t)r->e.len;
+		while (a < b && q->bytes[a] == r->bytes[a])
+			a++;
+		while (b > a && q->bytes[b - 1] == r->bytes[b - 1])
+			b--;
+		if (a == b)
+			continue;
+		if (b - a > 0xffff)
+			synth_die("%s: a TEXT_POKE of %zu bytes is too large", r->e.name, b - a);
+		memset(&s, 0, sizeof(s));
+		s.type = PD_RECORD_TEXT_POKE;
+		s.misc = PD_MISC_KERNEL;
+		s.sid.pid = s.sid.tid = 0;
+		s.sid.id = DUMMY_ID;
+		s.sid.time = r->e.valid_from;
+		s.u.t.addr = r->e.start + a;
+		s.u.t.old_len = s.u.t.new_len = (uint16_t)(b - a);
+		s.poke = malloc(2 * (b - a));
+		if (!s.poke)
+			synth_die("out of memory");
+		memcpy(s.poke, q->bytes + a, b - a);
+		memcpy(s.poke + (b - a), r->bytes + a, b - a);
+		s.seq = w->nsb;
+		w->sb = xgrow(w->sb, &w->sbcap, w->nsb + 1, sizeof(*w->sb));
+		w->sb[w->nsb++] = s;
+	}
+	qsort(w->sb, w->nsb, sizeof(*w->sb), sb_cmp);
 }
 
 /* The code rows (capture, --text, --code) and the capture's sideband. */
@@ -1011,6 +1140,8 @@ static void load_inputs(struct walk *w)
 	apply_overrides(w);
 	load_thunks(w);
 	read_sideband(w);
+	if (w->kcore)
+		add_text_pokes(w);
 }
 
 /* OUT, the disassembler, the packet generator, expected.insn and walk.log. */
@@ -1114,8 +1245,12 @@ int walk_main(int argc, char **argv)
 	if (fclose(w->expected))
 		synth_die("cannot write expected.insn");
 	write_perf_data(w, argc, argv);
-	write_text(w);
-	copy_bpf_dir(w);
+	if (w->kcore) {
+		write_kcore(w);
+	} else {
+		write_text(w);
+		copy_bpf_dir(w);
+	}
 	used = log_used_rows(w);
 	fclose(w->log);
 	synth_write_cmd(create_file(w->out, "cmd"), argc, argv);

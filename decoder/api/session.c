@@ -158,6 +158,9 @@ int ptd_open_kind(struct ptd_session **out, const char *path,
 	rc = input_load(s->in, path, kind, s->errmsg, sizeof(s->errmsg));
 	if (rc)
 		return rc;
+	if ((s->opts.flags & PTD_OPEN_SIDEBAND_ONLY) && !s->in->nchunks &&
+	    (s->in->kind == PTD_INPUT_PERF_DATA || s->in->kind == PTD_INPUT_CAPTURE_DIR))
+		return 0;   /* no trace: ptd_next ends at once */
 	return backend_choice_open(&s->opts, s->in, &s->be, s->errmsg,
 				   sizeof(s->errmsg));
 }

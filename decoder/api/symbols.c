@@ -4,6 +4,7 @@
 #include "dyntext.h"
 #include "imgstore.h"
 #include "input.h"
+#include "kcoredir.h"
 #include "session.h"
 #include "sideband.h"
 #include "srcline.h"
@@ -115,7 +116,8 @@ const char *ptd_thread_name(const struct ptd_session *s, int tid)
 }
 
 /* A name the input gives: BPF programs and JIT code (the name valid at
- * this time), the sideband's, --kallsyms.  Returns 0 or -1. */
+ * this time), perf record --kcore's copy for its code, the sideband's,
+ * --kallsyms.  Returns 0 or -1. */
 static int input_symbol(struct ptd_session *s, int pid, uint64_t addr,
 			const char **name, uint64_t *o)
 {
@@ -128,6 +130,9 @@ static int input_symbol(struct ptd_session *s, int pid, uint64_t addr,
 		*o = addr - ds.start;
 		return 0;
 	}
+	if (input_is_kernel_addr(addr) &&
+	    kcoredir_symbol(in, addr, lookup_time(s), name, o) == 0)
+		return 0;
 	if (symtab_lookup(in->sbsyms, addr, name, o) == 0 ||
 	    (in->ksyms && input_is_kernel_addr(addr) &&
 	     symtab_lookup(in->ksyms, addr, name, o) == 0))

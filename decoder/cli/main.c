@@ -8,6 +8,7 @@
 #include "options.h"
 #include "outfile.h"
 #include "progress.h"
+#include "samples_view.h"
 #include "views.h"
 
 #include <errno.h>
@@ -189,6 +190,8 @@ int main(int argc, char **argv)
 		return dap_main(argc - 1, argv + 1);
 	if ((rc = cli_parse(argc, argv, &o)) >= 0)
 		return rc;
+	if (o.samples || o.check_callchains)
+		return samples_view_run(&o);
 	if (!(s = open_session(&o)))
 		return 1;
 	o.view.writer_thread = o.write_thread;

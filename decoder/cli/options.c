@@ -17,7 +17,7 @@ enum {
 	O_ELF, O_PAGES, O_CPU, O_SYSROOT, O_SEARCH, O_VMLINUX, O_KALLSYMS,
 	O_CPUF, O_PID, O_TID, O_TIME, O_MAXI, O_NOVER, O_RESYNC, O_GUESTCODE, O_NOSYM, O_NODIS,
 	O_ATT, O_VERSION, O_DECODER, O_SRC, O_COVERAGE, O_BCACHE, O_WTHREAD,
-	O_PERFETTO,
+	O_PERFETTO, O_SAMPLES, O_CHECKCC,
 	O_FILTER,   /* + 3 * n + (0 cfg, 1 a, 2 b): --filter:addrN_* */
 };
 
@@ -32,6 +32,8 @@ static const struct option long_opts[] = {
 	{ "branches", no_argument, 0, O_BRANCHES },
 	{ "calls", no_argument, 0, O_CALLS },
 	{ "perfetto", no_argument, 0, O_PERFETTO },
+	{ "samples", no_argument, 0, O_SAMPLES },
+	{ "check-callchains", no_argument, 0, O_CHECKCC },
 	{ "stats", no_argument, 0, O_STATS },
 	{ "coverage", no_argument, 0, O_COVERAGE },
 	{ "format", required_argument, 0, O_FORMAT },
@@ -93,6 +95,11 @@ static void usage(FILE *f)
 "  --perfetto           the call tree as a Perfetto trace (binary; use -o\n"
 "                       FILE): a track per thread, a slice per call, for\n"
 "                       ui.perfetto.dev and trace_processor\n"
+"  --samples            the samples (perf.data SAMPLE records) with their\n"
+"                       callchains, deferred user parts stitched on, and\n"
+"                       with a trace the call stack it had at each\n"
+"  --check-callchains   samples whose recorded user frames disagree with\n"
+"                       the trace's call stack\n"
 "  --stats              counts only (also printed after another view)\n"
 "  --coverage           how many times each instruction ran:\n"
 "                       \"0xADDR COUNT symbol+off\", ascending\n"
@@ -316,6 +323,8 @@ static int parse_output(struct cli_opts *o, int c, const char *arg)
 	case O_BRANCHES: return set_view(o, VIEW_BRANCHES);
 	case O_CALLS: return set_view(o, VIEW_CALLS);
 	case O_PERFETTO: return set_view(o, VIEW_PERFETTO);
+	case O_SAMPLES: o->samples = 1; return 0;
+	case O_CHECKCC: o->check_callchains = 1; return 0;
 	case O_STATS: o->stats = 1; return 0;
 	case O_COVERAGE: o->coverage = 1; return 0;
 	case O_FORMAT:

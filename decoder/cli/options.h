@@ -23,6 +23,7 @@ struct cli_opts {
 	long cpus[CLI_MAX_LIST], pids[CLI_MAX_LIST], tids[CLI_MAX_LIST];
 	int ncpus, npids, ntids;
 	int stats, coverage, quiet, view_set, write_thread;
+	int samples, check_callchains;   /* samples_view.h */
 	const char *pt;          /* --pt: a raw Intel PT file */
 	const char *input;       /* what to open (INPUT or the --pt file) */
 	const char *outpath;     /* -o */

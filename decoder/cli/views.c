@@ -708,6 +708,10 @@ void view_print_stats(FILE *out, int json, const struct ptd_stats *st,
 			events, st->trace_bytes, st->queues, st->aux_truncated,
 			st->lost_records, st->sideband_records, st->cpu_unknown,
 			st->unsupported_packets, st->resyncs);
+		if (st->snapshots)
+			fprintf(out, ",\"snapshots\":%" PRIu64 ",\"snapshot_overlap_bytes\":%"
+				PRIu64 ",\"snapshot_gaps\":%" PRIu64, st->snapshots,
+				st->snapshot_overlap_bytes, st->snapshot_gaps);
 		fputs(",\"address_filters\":[", out);
 		for (int n = 0, first = 1; n < 4; n++) {
 			if (!st->addr_cfg[n])
@@ -741,6 +745,10 @@ void view_print_stats(FILE *out, int json, const struct ptd_stats *st,
 			st->unsupported_packets);
 	if (st->resyncs)
 		fprintf(out, "resyncs after errors: %" PRIu64 "\n", st->resyncs);
+	if (st->snapshots)
+		fprintf(out, "snapshots: %" PRIu64 "\nsnapshot overlap bytes: %" PRIu64
+			"\nsnapshot gaps: %" PRIu64 "\n", st->snapshots,
+			st->snapshot_overlap_bytes, st->snapshot_gaps);
 	for (int n = 0; n < 4; n++)
 		if (st->addr_cfg[n])
 			fprintf(out, "address filter %d: %s [%#" PRIx64 ", %#" PRIx64 "]\n",

@@ -9,6 +9,7 @@
  * What is here: the file header and perf_event_attr layout, record types,
  * record misc bits, sample_type and read_format bits, attr flag bits,
  * header feature ids, AUX record flags, KSYMBOL and BPF_EVENT values,
+ * callchain context markers, branch stack entries,
  * AUXTRACE types, the u64 indices of the intel_pt and cs_etm
  * AUXTRACE_INFO private areas, and the jitdump file header and record ids.  Values are those of the kernel's
  * include/uapi/linux/perf_event.h and of tools/perf (util/header.h,
@@ -56,10 +57,14 @@
 #define PD_ATTR_OFF_FLAGS 40
 #define PD_ATTR_OFF_CONFIG1 56
 #define PD_ATTR_OFF_CONFIG2 64
+#define PD_ATTR_OFF_BRANCH_SAMPLE_TYPE 72
 #define PD_ATTR_OFF_CLOCKID 92
 
 /* attr.type values, and the software event config used for sideband. */
+#define PD_TYPE_HARDWARE 0
 #define PD_TYPE_SOFTWARE 1
+#define PD_COUNT_HW_INSTRUCTIONS 1
+#define PD_COUNT_SW_CPU_CLOCK 0
 #define PD_COUNT_SW_DUMMY 9
 
 /* Bits of the attr's flags word (its bit-fields, in order). */
@@ -97,6 +102,11 @@
 #define PD_ATTR_FLAG_CGROUP (1ull << 32)
 #define PD_ATTR_FLAG_TEXT_POKE (1ull << 33)
 #define PD_ATTR_FLAG_BUILD_ID (1ull << 34)
+#define PD_ATTR_FLAG_INHERIT_THREAD (1ull << 35)
+#define PD_ATTR_FLAG_REMOVE_ON_EXEC (1ull << 36)
+#define PD_ATTR_FLAG_SIGTRAP (1ull << 37)
+#define PD_ATTR_FLAG_DEFER_CALLCHAIN (1ull << 38)  /* user part deferred */
+#define PD_ATTR_FLAG_DEFER_OUTPUT (1ull << 39)     /* writes CALLCHAIN_DEFERRED */
 
 /* sample_type bits */
 #define PD_SAMPLE_IP (1ull << 0)
@@ -124,6 +134,28 @@
 #define PD_SAMPLE_DATA_PAGE_SIZE (1ull << 22)
 #define PD_SAMPLE_CODE_PAGE_SIZE (1ull << 23)
 #define PD_SAMPLE_WEIGHT_STRUCT (1ull << 24)
+
+/* branch_sample_type bit that adds a u64 hw_idx in front of the branch
+ * stack's entries (PERF_SAMPLE_BRANCH_HW_INDEX) */
+#define PD_SAMPLE_BRANCH_HW_INDEX (1ull << 17)
+/* A branch stack entry: from, to, and a u64 of flags (mispred, predicted,
+ * in_tx, abort, cycles, type, ...). */
+#define PD_BRANCH_ENTRY_SIZE 24
+
+/* Callchain context markers (enum perf_callchain_context): an entry of a
+ * SAMPLE's callchain at or above PD_CONTEXT_MAX is no address but says
+ * whose frames follow.  PD_CONTEXT_USER_DEFERRED is followed by one entry,
+ * the cookie of the CALLCHAIN_DEFERRED record holding the user frames. */
+#define PD_CONTEXT_HV ((uint64_t)-32)
+#define PD_CONTEXT_KERNEL ((uint64_t)-128)
+#define PD_CONTEXT_USER ((uint64_t)-512)
+#define PD_CONTEXT_USER_DEFERRED ((uint64_t)-640)
+#define PD_CONTEXT_GUEST ((uint64_t)-2048)
+#define PD_CONTEXT_GUEST_KERNEL ((uint64_t)-2176)
+#define PD_CONTEXT_GUEST_USER ((uint64_t)-2560)
+#define PD_CONTEXT_MAX ((uint64_t)-4095)
+/* Entries of a callchain by default (kernel.perf_event_max_stack). */
+#define PD_MAX_STACK_DEPTH 127
 
 /* read_format bits */
 #define PD_FORMAT_TOTAL_TIME_ENABLED (1u << 0)
@@ -157,6 +189,10 @@ enum {
 	PD_RECORD_CGROUP = 19,
 	PD_RECORD_TEXT_POKE = 20,
 	PD_RECORD_AUX_OUTPUT_HW_ID = 21,
+	/* u64 cookie, u64 nr, u64 ips[nr], sample_id: the user part of the
+	 * callchains of the samples whose callchain ends in
+	 * PD_CONTEXT_USER_DEFERRED followed by this cookie */
+	PD_RECORD_CALLCHAIN_DEFERRED = 22,
 
 	PD_RECORD_HEADER_ATTR = 64,
 	PD_RECORD_HEADER_EVENT_TYPE = 65,

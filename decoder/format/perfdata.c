@@ -83,7 +83,8 @@ static const char *const record_names[] = {
 	REC(UNTHROTTLE), REC(FORK), REC(READ), REC(SAMPLE), REC(MMAP2),
 	REC(AUX), REC(ITRACE_START), REC(LOST_SAMPLES), REC(SWITCH),
 	REC(SWITCH_CPU_WIDE), REC(NAMESPACES), REC(KSYMBOL), REC(BPF_EVENT),
-	REC(CGROUP), REC(TEXT_POKE), REC(AUX_OUTPUT_HW_ID), REC(HEADER_ATTR),
+	REC(CGROUP), REC(TEXT_POKE), REC(AUX_OUTPUT_HW_ID), REC(CALLCHAIN_DEFERRED),
+	REC(HEADER_ATTR),
 	REC(HEADER_EVENT_TYPE), REC(HEADER_TRACING_DATA),
 	REC(HEADER_BUILD_ID), REC(FINISHED_ROUND), REC(ID_INDEX),
 	REC(AUXTRACE_INFO), REC(AUXTRACE), REC(AUXTRACE_ERROR),
@@ -326,6 +327,7 @@ static int parse_attr(const uint8_t *p, size_t avail, struct perfdata_attr *a)
 	a->type = util_le32(p + PD_ATTR_OFF_TYPE);
 	a->size = sz;
 	a->config = util_le64(p + PD_ATTR_OFF_CONFIG);
+	a->sample_period = util_le64(p + PD_ATTR_OFF_SAMPLE_PERIOD);
 	a->sample_type = util_le64(p + PD_ATTR_OFF_SAMPLE_TYPE);
 	a->read_format = util_le64(p + PD_ATTR_OFF_READ_FORMAT);
 	a->flags = util_le64(p + PD_ATTR_OFF_FLAGS);
@@ -335,6 +337,8 @@ static int parse_attr(const uint8_t *p, size_t avail, struct perfdata_attr *a)
 		a->config1 = util_le64(p + PD_ATTR_OFF_CONFIG1);
 		a->config2 = util_le64(p + PD_ATTR_OFF_CONFIG2);
 	}
+	if (n >= PD_ATTR_OFF_BRANCH_SAMPLE_TYPE + 8)
+		a->branch_sample_type = util_le64(p + PD_ATTR_OFF_BRANCH_SAMPLE_TYPE);
 	if (n >= PD_ATTR_OFF_CLOCKID + 4)
 		a->clockid = (int32_t)util_le32(p + PD_ATTR_OFF_CLOCKID);
 	return 0;
@@ -458,6 +462,42 @@ static int add_build_id(struct perfdata *pd, const uint8_t *p, size_t size)
 	return 0;
 }
 
+/* HEADER_EVENT_DESC: u32 nr, u32 attr size, then per event the attr, u32
+ * nr_ids, the name (a perf string) and the ids.  Names the attrs, in the
+ * attr section's order. */
+static int parse_event_desc(struct perfdata *pd, const uint8_t *p, size_t len)
+{
+	uint32_t nr, asz;
+
+	if (len < 8)
+		return -1;
+	nr = util_le32(p);
+	asz = util_le32(p + 4);
+	p += 8;
+	len -= 8;
+	for (uint32_t i = 0; i < nr; i++) {
+		uint32_t nids;
+		char *name;
+
+		if (len < (size_t)asz + 4)
+			return -1;
+		nids = util_le32(p + asz);
+		p += asz + 4;
+		len -= asz + 4;
+		if (!(name = get_string(&p, &len)) || nids > len / 8) {
+			free(name);
+			return -1;
+		}
+		p += 8 * (size_t)nids;
+		len -= 8 * (size_t)nids;
+		if (i < pd->info.nattrs && !pd->info.attrs[i].name)
+			pd->info.attrs[i].name = name;
+		else
+			free(name);
+	}
+	return 0;
+}
+
 /* Parses one feature's contents.  Returns 0, or -1 when malformed (the
  * caller warns). */
 static int parse_feature(struct perfdata *pd, unsigned feat, const uint8_t *p,
@@ -548,10 +588,17 @@ static int parse_feature(struct perfdata *pd, unsigned feat, const uint8_t *p,
 		in->naux_index = nr;
 		return 0;
 	}
+	case PD_FEAT_EVENT_DESC:
+		return parse_event_desc(pd, p, len);
 	case PD_FEAT_CLOCKID:
 		if (len < 8)
 			return -1;
 		in->clockid_res_ns = util_le64(p);
+		return 0;
+	case PD_FEAT_DIR_FORMAT:
+		if (len < 8)
+			return -1;
+		in->dir_format = util_le64(p);
 		return 0;
 	case PD_FEAT_CLOCK_DATA:
 		if (len < 24 || util_le32(p) != 1)
@@ -645,8 +692,8 @@ static int frame_record(struct perfdata *pd, struct perfdata_record *rec,
 	if (off >= end) {
 		if (!pd->end_is_eof && pd->declared_end > fsz && off >= fsz) {
 			util_errf(msg, msglen,
-				  "perf.data truncated at offset %llu (the data section should end at %llu, file ends at %llu): read up to the last whole record",
-				  (unsigned long long)off,
+				  "%s truncated at offset %llu (the data section should end at %llu, file ends at %llu): read up to the last whole record",
+				  pd->path, (unsigned long long)off,
 				  (unsigned long long)pd->declared_end,
 				  (unsigned long long)fsz);
 			return RD_TRUNC;
@@ -656,8 +703,8 @@ static int frame_record(struct perfdata *pd, struct perfdata_record *rec,
 	if (end - off < 8) {
 		if (end == fsz && (pd->end_is_eof || pd->declared_end > fsz)) {
 			util_errf(msg, msglen,
-				  "perf.data truncated at offset %llu (record header needs 8 bytes, file ends at %llu): read up to the last whole record",
-				  (unsigned long long)off, (unsigned long long)fsz);
+				  "%s truncated at offset %llu (record header needs 8 bytes, file ends at %llu): read up to the last whole record",
+				  pd->path, (unsigned long long)off, (unsigned long long)fsz);
 			return RD_TRUNC;
 		}
 		util_errf(msg, msglen,
@@ -726,8 +773,8 @@ static int frame_record(struct perfdata *pd, struct perfdata_record *rec,
 overrun:
 	if (end == fsz && (pd->end_is_eof || pd->declared_end > fsz)) {
 		util_errf(msg, msglen,
-			  "perf.data truncated at offset %llu (record of type %u needs %llu bytes, file ends at %llu): read up to the last whole record",
-			  (unsigned long long)off, type, (unsigned long long)need,
+			  "%s truncated at offset %llu (record of type %u needs %llu bytes, file ends at %llu): read up to the last whole record",
+			  pd->path, (unsigned long long)off, type, (unsigned long long)need,
 			  (unsigned long long)fsz);
 		return RD_TRUNC;
 	}
@@ -971,6 +1018,15 @@ int perfdata_rewind(struct perfdata *pd)
 	return 0;
 }
 
+int perfdata_seek(struct perfdata *pd, uint64_t file_offset)
+{
+	if (file_offset < pd->data_start || file_offset >= pd->data_end)
+		return PTD_ERR_INVAL;
+	pd->pos = file_offset;
+	pd->final_err = 0;
+	return 0;
+}
+
 /* Pipe mode: attrs, features and build ids come as records anywhere in the
  * stream; one pass at open collects them so info is complete. */
 static int scan_pipe(struct perfdata *pd)
@@ -1185,24 +1241,22 @@ io:
 	return PTD_ERR_IO;
 }
 
-int perfdata_open(const char *path, struct perfdata **out, char *err,
+/* A reader of the regular file path, its size known, nothing read yet.
+ * Returns 0 or a negative enum ptd_error with a message in err (*out may
+ * then need perfdata_close). */
+static int pd_new(const char *path, struct perfdata **out, char *err,
 		  size_t errlen)
 {
 	struct perfdata *pd;
 	struct stat st;
-	uint8_t head[16];
-	ssize_t n;
-	uint64_t magic;
-	int r;
 
-	*out = NULL;
-	pd = calloc(1, sizeof(*pd));
+	*out = pd = calloc(1, sizeof(*pd));
+	if (pd)
+		pd->fd = -1;
 	if (!pd || !(pd->path = strdup(path))) {
-		free(pd);
 		util_errf(err, errlen, "out of memory");
 		return PTD_ERR_NOMEM;
 	}
-	pd->fd = -1;
 	pd->page = (size_t)sysconf(_SC_PAGESIZE);
 	if (pd->page == 0 || (pd->page & (pd->page - 1)))
 		pd->page = 4096;
@@ -1210,16 +1264,68 @@ int perfdata_open(const char *path, struct perfdata **out, char *err,
 	pd->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (pd->fd < 0) {
 		util_errf(err, errlen, "cannot open %s: %s", path, strerror(errno));
-		r = PTD_ERR_IO;
-		goto fail;
+		return PTD_ERR_IO;
 	}
 	if (fstat(pd->fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		util_errf(err, errlen, "%s is not a regular file (save a piped perf.data to a file first)",
 			  path);
-		r = PTD_ERR_IO;
-		goto fail;
+		return PTD_ERR_IO;
 	}
 	pd->info.file_size = (uint64_t)st.st_size;
+	return 0;
+}
+
+int perfdata_open_stream(const struct perfdata *hdr, const char *path,
+			 struct perfdata **out, char *err, size_t errlen)
+{
+	struct perfdata *pd;
+	int r = pd_new(path, &pd, err, errlen);
+
+	for (size_t i = 0; !r && i < hdr->info.nattrs; i++) {
+		const struct perfdata_attr *a = &hdr->info.attrs[i];
+		uint8_t *ids = malloc(a->nids ? a->nids * 8 : 1);
+
+		if (!ids) {
+			r = PTD_ERR_NOMEM;
+			break;
+		}
+		for (size_t k = 0; k < a->nids; k++)
+			memcpy(ids + 8 * k, &a->ids[k], 8);  /* little-endian host */
+		r = add_attr(pd, a, ids, a->nids);
+		free(ids);
+		if (!r)   /* the copy owns only its ids; names are the header's */
+			pd->info.attrs[pd->info.nattrs - 1].name = NULL;
+	}
+	if (!r)
+		r = build_id_table(pd);
+	if (r == PTD_ERR_NOMEM)
+		util_errf(err, errlen, "out of memory");
+	if (r) {
+		perfdata_close(pd);
+		*out = NULL;
+		return r;
+	}
+	/* records from the first byte to the end of the file */
+	pd->end_is_eof = 1;
+	pd->data_start = pd->pos = pd->info.data_offset = 0;
+	pd->data_end = pd->declared_end = pd->info.data_size = pd->info.file_size;
+	*out = pd;
+	return 0;
+}
+
+int perfdata_open(const char *path, struct perfdata **out, char *err,
+		  size_t errlen)
+{
+	struct perfdata *pd;
+	uint8_t head[16];
+	ssize_t n;
+	uint64_t magic;
+	int r;
+
+	*out = NULL;
+	r = pd_new(path, &pd, err, errlen);
+	if (r)
+		goto fail;
 	n = pread(pd->fd, head, sizeof(head), 0);
 	if (n < 0) {
 		util_errf(err, errlen, "cannot read %s: %s", path, strerror(errno));
@@ -1308,8 +1414,10 @@ void perfdata_close(struct perfdata *pd)
 		munmap(pd->win, pd->win_len);
 	if (pd->fd >= 0)
 		close(pd->fd);
-	for (i = 0; i < in->nattrs; i++)
+	for (i = 0; i < in->nattrs; i++) {
 		free(in->attrs[i].ids);
+		free(in->attrs[i].name);
+	}
 	free(in->attrs);
 	for (i = 0; i < in->nbuild_ids; i++)
 		free(in->build_ids[i].filename);
@@ -1670,7 +1778,9 @@ int perfdata_parse_sample(const struct perfdata_record *rec,
 	if (st & PD_SAMPLE_CALLCHAIN) {
 		U64(nr);
 		if (nr > (len - o) / 8)
-			return PTD_ERR_CORRUPT;
+			return PTD_ERR_TRUNCATED;  /* nr beyond the record */
+		s->callchain = b + o;
+		s->callchain_nr = nr;
 		o += nr * 8;
 	}
 	if (st & PD_SAMPLE_RAW) {
@@ -1680,6 +1790,16 @@ int perfdata_parse_sample(const struct perfdata_record *rec,
 		if (s->raw_size > len - o - 4)
 			return PTD_ERR_CORRUPT;
 		s->raw = b + o + 4;
+		o += 4 + s->raw_size;
+	}
+	if (st & PD_SAMPLE_BRANCH_STACK) {
+		U64(nr);
+		if (a->branch_sample_type & PD_SAMPLE_BRANCH_HW_INDEX)
+			U64(s->branch_hw_idx);
+		if (nr > (len - o) / PD_BRANCH_ENTRY_SIZE)
+			return PTD_ERR_CORRUPT;
+		s->branches = b + o;
+		s->branch_nr = nr;
 	}
 #undef U64
 	return 0;

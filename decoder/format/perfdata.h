@@ -26,6 +26,7 @@ struct perfdata_attr {
 	uint32_t type;
 	uint32_t size;
 	uint64_t config;
+	uint64_t sample_period;  /* or frequency, with PD_ATTR_FLAG_FREQ */
 	uint64_t sample_type;
 	uint64_t read_format;
 	uint64_t flags;          /* PD_ATTR_FLAG_* */
@@ -33,6 +34,8 @@ struct perfdata_attr {
 	int use_clockid;
 	int32_t clockid;
 	uint64_t config1, config2;
+	uint64_t branch_sample_type;
+	char *name;              /* HEADER_EVENT_DESC's ("cpu-clock"), or NULL */
 	uint64_t *ids;
 	size_t nids;
 };
@@ -74,6 +77,8 @@ struct perfdata_info {
 	size_t ncmdline;
 	uint32_t nr_cpus_avail, nr_cpus_online;
 	uint64_t clockid_res_ns; /* HEADER_CLOCKID */
+	uint64_t dir_format;     /* HEADER_DIR_FORMAT version (perf record
+				  * --threads: 1), 0 when absent */
 	struct perfdata_aux_index *aux_index;
 	size_t naux_index;
 	struct perfdata_time_conv time_conv;
@@ -122,6 +127,15 @@ int perfdata_open(const char *path, struct perfdata **out, char *err,
 		  size_t errlen);
 void perfdata_close(struct perfdata *pd);
 
+/* Opens one data.N file of a perf.data directory (perf record --threads):
+ * records only, no header, laid out by the attrs of hdr (the reader of
+ * the directory's `data` file; its attrs are copied, so hdr may be closed
+ * first).  A record cut short at the end of the file ends iteration with
+ * a warning, as for a killed recording.  Returns 0 or a negative enum
+ * ptd_error with a message in err. */
+int perfdata_open_stream(const struct perfdata *hdr, const char *path,
+			 struct perfdata **out, char *err, size_t errlen);
+
 const struct perfdata_info *perfdata_get_info(const struct perfdata *pd);
 
 /* Next record of the data section, in file order.  Returns 0, PTD_ERR_END at
@@ -131,6 +145,11 @@ int perfdata_next(struct perfdata *pd, struct perfdata_record *rec);
 
 /* Restarts record iteration at the beginning of the data section. */
 int perfdata_rewind(struct perfdata *pd);
+
+/* Continues iteration at file_offset, where an earlier perfdata_next()
+ * returned a record (perfdata_dir reads records in time order).  Returns 0,
+ * or PTD_ERR_INVAL for an offset outside the data section. */
+int perfdata_seek(struct perfdata *pd, uint64_t file_offset);
 
 /* Maps [file_offset, file_offset+size) of the file for reading (AUXTRACE
  * payloads).  The mapping is independent of the record window and stays
@@ -265,7 +284,16 @@ struct perfdata_sample {
 	uint64_t time;
 	const uint8_t *raw;
 	uint32_t raw_size;
+	/* PD_SAMPLE_CALLCHAIN: callchain_nr little-endian u64s, context
+	 * markers (PD_CONTEXT_*) included */
+	const uint8_t *callchain;
+	uint64_t callchain_nr;
+	/* PD_SAMPLE_BRANCH_STACK: branch_nr entries of PD_BRANCH_ENTRY_SIZE */
+	const uint8_t *branches;
+	uint64_t branch_nr, branch_hw_idx;
 };
+/* Returns 0, PTD_ERR_TRUNCATED when the callchain's nr runs past the
+ * record, or PTD_ERR_CORRUPT for other short records. */
 int perfdata_parse_sample(const struct perfdata_record *rec,
 			  struct perfdata_sample *s);
 

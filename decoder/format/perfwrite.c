@@ -46,6 +46,10 @@ struct perfwrite {
 	struct pw_buf rec;       /* scratch for building records */
 	uint64_t guest_id;       /* records of this sample id are guest
 				  * sideband (perfwrite_set_guest_id) */
+	/* perfwrite_split_by_cpu: the data.CPU files */
+	char *split_dir;
+	FILE **cpu_f;
+	size_t ncpu;
 };
 
 void perfwrite_set_guest_id(struct perfwrite *w, uint64_t id)
@@ -172,6 +176,73 @@ int perfwrite_add_attr(struct perfwrite *w, const void *attr,
 	return 0;
 }
 
+int perfwrite_split_by_cpu(struct perfwrite *w, const char *dir)
+{
+	if (w->err)
+		return w->err;
+	if (w->started)
+		return pw_fail(w, PTD_ERR_INVAL, "split by CPU after the first record");
+	free(w->split_dir);
+	w->split_dir = strdup(dir);
+	return w->split_dir ? 0 : pw_fail(w, PTD_ERR_NOMEM, "out of memory");
+}
+
+/* DIR/data.CPU, and every lower one, created. */
+static FILE *pw_cpu_file(struct perfwrite *w, uint32_t cpu)
+{
+	char path[sizeof(w->path)];
+
+	if (cpu >= 4096) {
+		pw_fail(w, PTD_ERR_INVAL, "CPU number above 4095");
+		return NULL;
+	}
+	if (cpu >= w->ncpu) {
+		size_t cap = w->ncpu;
+
+		if (util_grow((void **)&w->cpu_f, &cap, cpu + 1, sizeof(*w->cpu_f)) < 0) {
+			pw_fail(w, PTD_ERR_NOMEM, "out of memory");
+			return NULL;
+		}
+		for (size_t i = w->ncpu; i <= cpu; i++) {
+			int fd;
+
+			if (snprintf(path, sizeof(path), "%s/data.%zu", w->split_dir,
+				     i) >= (int)sizeof(path)) {
+				pw_fail(w, PTD_ERR_INVAL, "directory name too long");
+				return NULL;
+			}
+			fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+			w->cpu_f[i] = fd < 0 ? NULL : fdopen(fd, "wb");
+			if (!w->cpu_f[i]) {
+				if (fd >= 0)
+					close(fd);
+				w->ncpu = i;
+				memcpy(w->path, path, sizeof(path));
+				pw_fail(w, PTD_ERR_IO, "cannot create");
+				return NULL;
+			}
+		}
+		w->ncpu = cpu + 1;
+	}
+	return w->cpu_f[cpu];
+}
+
+/* Appends a record (and payload) to DIR/data.CPU. */
+static int pw_write_cpu(struct perfwrite *w, uint32_t cpu, const void *d,
+			size_t n)
+{
+	FILE *f;
+
+	if (w->err)
+		return w->err;
+	f = pw_cpu_file(w, cpu);
+	if (!f)
+		return w->err;
+	if (n && fwrite(d, 1, n, f) != n)
+		return pw_fail(w, PTD_ERR_IO, "write failed");
+	return 0;
+}
+
 /* Header placeholder, attrs, ids; the data section follows. */
 static int pw_start(struct perfwrite *w)
 {
@@ -263,6 +334,9 @@ static int pw_end(struct perfwrite *w, const struct perfwrite_sid *sid)
 		return pw_fail(w, PTD_ERR_INVAL, "record larger than 64 KiB");
 	size = (uint16_t)w->rec.len;
 	memcpy(w->rec.p + 6, &size, 2);
+	if (w->split_dir && sid && (w->sample_type & PD_SAMPLE_CPU))
+		return pw_start(w) ? w->err :
+		       pw_write_cpu(w, sid->cpu, w->rec.p, w->rec.len);
 	return perfwrite_record(w, w->rec.p, w->rec.len) < 0 ? w->err : 0;
 }
 
@@ -297,6 +371,17 @@ int perfwrite_mmap2(struct perfwrite *w, const struct perfwrite_sid *sid,
 	}
 	buf_u32(b, prot); buf_u32(b, flags);
 	pw_name(w, filename);
+	return pw_end(w, sid);
+}
+
+int perfwrite_callchain_deferred(struct perfwrite *w, const struct perfwrite_sid *sid,
+				 uint64_t cookie, const uint64_t *ips, size_t n)
+{
+	pw_begin(w, PD_RECORD_CALLCHAIN_DEFERRED, PD_MISC_USER);
+	buf_u64(&w->rec, cookie);
+	buf_u64(&w->rec, n);
+	for (size_t i = 0; i < n; i++)
+		buf_u64(&w->rec, ips[i]);
 	return pw_end(w, sid);
 }
 
@@ -424,6 +509,16 @@ int perfwrite_auxtrace(struct perfwrite *w, const void *data, size_t size,
 	buf_u64(&w->rec, reference);
 	buf_u32(&w->rec, idx); buf_u32(&w->rec, tid);
 	buf_u32(&w->rec, cpu); buf_u32(&w->rec, 0);
+	if (w->split_dir) {
+		/* the AUX bytes follow their record in that CPU's file */
+		uint16_t rsize = (uint16_t)w->rec.len;
+
+		memcpy(w->rec.p + 6, &rsize, 2);
+		if (pw_start(w) || pw_write_cpu(w, cpu, w->rec.p, w->rec.len) ||
+		    pw_write_cpu(w, cpu, data, size))
+			return w->err;
+		return pw_write_cpu(w, cpu, zero, pad);
+	}
 	if (pw_end(w, NULL))
 		return w->err;
 	at = (int64_t)(w->pos - w->rec.len);
@@ -485,6 +580,9 @@ int perfwrite_flush(struct perfwrite *w)
 		return w->err;
 	if (fflush(w->f) != 0)
 		return pw_fail(w, PTD_ERR_IO, "write failed");
+	for (size_t i = 0; i < w->ncpu; i++)
+		if (fflush(w->cpu_f[i]) != 0)
+			return pw_fail(w, PTD_ERR_IO, "write failed");
 	if (!w->flushed) {
 		pw_header(w, hdr);  /* data size 0: read to the end */
 		if (pwrite(w->fd, hdr, sizeof(hdr), 0) != (ssize_t)sizeof(hdr))
@@ -600,6 +698,10 @@ int perfwrite_close(struct perfwrite *w, char *err, size_t errlen)
 		return PTD_ERR_INVAL;
 	pw_start(w);
 	data_size = w->pos - w->data_offset;
+	if (w->split_dir) {
+		pw_cpu_file(w, 0);   /* perf reads no directory without a data.N */
+		perfwrite_feat_u64(w, PD_FEAT_DIR_FORMAT, 1);
+	}
 	pw_auto_features(w);
 	for (i = 0; i < PD_FEAT_MAX; i++)
 		if (w->has_feat[i]) {
@@ -631,6 +733,11 @@ int perfwrite_close(struct perfwrite *w, char *err, size_t errlen)
 		pw_fail(w, PTD_ERR_IO, "cannot write the header");
 	if (fclose(w->f) != 0)
 		pw_fail(w, PTD_ERR_IO, "close failed");
+	for (i = 0; i < w->ncpu; i++)
+		if (fclose(w->cpu_f[i]) != 0)
+			pw_fail(w, PTD_ERR_IO, "close failed");
+	free(w->cpu_f);
+	free(w->split_dir);
 	r = w->err;
 	if (r)
 		util_errf(err, errlen, "%s", w->msg);

@@ -40,6 +40,17 @@ struct perfwrite;
 int perfwrite_open(struct perfwrite **out, const char *path,
 		   char *err, size_t errlen);
 
+/* Writes a perf.data directory as `perf record --threads` does, w having
+ * been opened on DIR/data: that file keeps the header, attrs, features and
+ * the records without a CPU (AUXTRACE_INFO, TIME_CONV, raw records); every
+ * record the helpers write with a CPU (its sample_id_all trailer's, an
+ * AUXTRACE record's cpu) goes to DIR/data.CPU, records only, no header.
+ * data.0 up to the highest CPU exist (empty where a CPU wrote nothing);
+ * close writes HEADER_DIR_FORMAT (version 1) and no AUXTRACE index
+ * (perf has none for directories).  Call before the first record; needs
+ * PERF_SAMPLE_CPU in the attrs' sample_type. */
+int perfwrite_split_by_cpu(struct perfwrite *w, const char *dir);
+
 /* Adds an attr: attr points to perf_event_attr bytes whose own size field
  * (offset 4) gives its length, at most 128.  ids: the sample ids that name
  * it; name: for the EVENT_DESC feature (e.g. "intel_pt//u"), may be NULL.
@@ -67,6 +78,9 @@ int perfwrite_mmap2(struct perfwrite *w, const struct perfwrite_sid *sid,
 		    uint32_t prot, uint32_t flags, const char *filename);
 int perfwrite_comm(struct perfwrite *w, const struct perfwrite_sid *sid,
 		   uint32_t pid, uint32_t tid, const char *comm, int exec);
+/* CALLCHAIN_DEFERRED: the user frames ips[n] of the samples naming cookie. */
+int perfwrite_callchain_deferred(struct perfwrite *w, const struct perfwrite_sid *sid,
+				 uint64_t cookie, const uint64_t *ips, size_t n);
 int perfwrite_task(struct perfwrite *w, const struct perfwrite_sid *sid,
 		   int is_exit, uint32_t pid, uint32_t ppid, uint32_t tid,
 		   uint32_t ptid, uint64_t time);

@@ -9,7 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* A directory: a capture (perf.data in it) or an OpenCSD snapshot. */
+/* A directory: a capture (perf.data in it), a perf.data directory (data
+ * in it) or an OpenCSD snapshot. */
 static enum ptd_input_kind detect_dir(const char *path, char **perf_path,
 				      char **dir)
 {
@@ -21,6 +22,12 @@ static enum ptd_input_kind detect_dir(const char *path, char **perf_path,
 		*perf_path = strdup(buf);
 		*dir = strdup(path);
 		return PTD_INPUT_CAPTURE_DIR;
+	}
+	snprintf(buf, sizeof(buf), "%s/data", path);
+	if (!stat(buf, &st) && S_ISREG(st.st_mode)) {
+		/* a perf.data directory (perf record --threads / --kcore) */
+		*perf_path = strdup(path);
+		return PTD_INPUT_PERF_DATA;
 	}
 	snprintf(buf, sizeof(buf), "%s/snapshot.ini", path);
 	if (!stat(buf, &st))

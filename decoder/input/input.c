@@ -4,6 +4,7 @@
 #include "detect.h"
 #include "dyntext.h"
 #include "imgstore.h"
+#include "kcoredir.h"
 #include "machines.h"
 #include "perf.h"
 #include "perfdata.h"
@@ -51,6 +52,9 @@ void input_free(struct input *in)
 		free(in->queues[i].pieces);
 	}
 	util_unmap(&in->file_map);
+	for (size_t i = 0; i < in->nfile_maps; i++)
+		util_unmap(&in->file_maps[i]);
+	free(in->file_maps);
 	free(in->queues);
 	free(in->chunks);
 	free(in->aux_priv);
@@ -64,6 +68,7 @@ void input_free(struct input *in)
 	free(in->perf_path);
 	free(in->dir);
 	symtab_free(in->ksyms);
+	kcoredir_free(in->kcore);
 	dyntext_free(in->dt);
 	for (size_t i = 0; i < in->njitdumps; i++)
 		free(in->jitdumps[i]);
@@ -147,7 +152,7 @@ static int load_kind(struct input *in, const char *path, int explicit_kind,
 		       perf_load(in, err, errlen);
 	default:
 		util_errf(err, errlen, "%s is neither a capture directory (with "
-			  "perf.data), an OpenCSD snapshot directory (with "
+			  "perf.data), a perf.data directory (with data), an OpenCSD snapshot directory (with "
 			  "snapshot.ini), a perf.data file, nor a raw trace", path);
 		return PTD_ERR_FORMAT;
 	}

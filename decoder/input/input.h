@@ -26,6 +26,7 @@
 
 struct dyntext;
 struct imgstore;
+struct kcoredir;
 struct machines;
 struct perfdata;
 struct sideband;
@@ -54,6 +55,8 @@ struct input_chunk {
 	uint64_t offset;        /* position in the queue's stream */
 	uint64_t file_offset, size;
 	size_t seq;
+	uint32_t file;          /* the file_maps entry holding it (perf.data
+				 * directories; else 0, unused) */
 };
 
 /* One AUX queue: a CPU's (per-CPU mode) or a thread's trace. */
@@ -85,6 +88,11 @@ struct input {
 	/* the trace */
 	struct perfdata *pd;
 	struct util_map file_map;       /* the file the queues point into */
+	/* a perf.data directory's files (input/perfdir.c): the queues point
+	 * into these instead; cur_file is the one being read */
+	struct util_map *file_maps;
+	size_t nfile_maps, fmcap;
+	uint32_t cur_file;
 	struct input_chunk *chunks;     /* AUXTRACE records, file order */
 	size_t nchunks, ccap;
 	struct input_queue *queues;
@@ -119,6 +127,7 @@ struct input {
 	struct dyntext *dt;             /* BPF / JIT names, lines, jitdump code */
 	struct symtab *sbsyms;          /* names the sideband and captures give */
 	struct symtab *ksyms;           /* --kallsyms, or NULL */
+	struct kcoredir *kcore;         /* perf record --kcore's copy, or NULL */
 	char **jitdumps;                /* jit-PID.dump files to load */
 	size_t njitdumps, jcap;
 	struct buildid_cache bids;

@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 #include "perf.h"
 #include "perf_abi.h"
+#include "auxsnap.h"
 #include "buildid.h"
 #include "guest.h"
 #include "imgstore.h"
 #include "input.h"
 #include "jitdumps.h"
+#include "kcoredir.h"
 #include "perfdata.h"
+#include "perfdata_dir.h"
+#include "perfdir.h"
 #include "sideband.h"
 #include "symtab.h"
 #include "util.h"
@@ -139,6 +143,11 @@ static int add_mmap(struct input *in, const struct perfdata_record *r, uint64_t 
 			pid = IMGSTORE_KERNEL;
 		sideband_thread(in->sb, (int32_t)m.pid, (int32_t)m.tid);
 	}
+	/* the kernel's own map: its code is --vmlinux's, added at open, and
+	 * the kcore copy's, added after the sideband */
+	if (pid == IMGSTORE_KERNEL && (in->opts->vmlinux || in->kcore) &&
+	    !strncmp(m.filename, "[kernel.kallsyms]", 17))
+		return 0;
 	/* A new mapping replaces whatever was mapped there before. */
 	imgstore_end(in->st, pid, m.addr, m.len, t);
 	if (m.filename[0] != '/')
@@ -217,6 +226,7 @@ static int add_chunk(struct input *in, const struct perfdata_record *r)
 	c->offset = r->aux_offset;
 	c->file_offset = r->aux_file_offset;
 	c->size = r->aux_size;
+	c->file = in->cur_file;
 	c->seq = in->nchunks++;
 	in->sink.stats->trace_bytes += r->aux_size;
 	return 0;
@@ -307,6 +317,9 @@ static int on_ksymbol(struct input *in, const struct perfdata_record *r,
 
 	if (perfdata_parse_ksymbol(r, &k) || !k.len)
 		return 0;
+	if (kcoredir_note_ksymbol(in->kcore, k.addr, k.len, t, k.name,
+				  k.flags & PD_RECORD_KSYMBOL_FLAGS_UNREGISTER))
+		return PTD_ERR_NOMEM;
 	if (k.flags & PD_RECORD_KSYMBOL_FLAGS_UNREGISTER) {
 		/* the range is free from now on */
 		imgstore_end(in->st, IMGSTORE_KERNEL, k.addr, k.len, t);
@@ -317,6 +330,8 @@ static int on_ksymbol(struct input *in, const struct perfdata_record *r,
 	 * outranks this) or nowhere: then a gap. */
 	return imgstore_add_missing(in->st, IMGSTORE_KERNEL, k.addr, k.len, t,
 				    IMGSTORE_FOREVER, k.name, 
+				    in->kcore ? "loaded after perf record --kcore "
+				    "copied the kernel's text, and no copy holds it" :
 				    k.ksym_type == PD_RECORD_KSYMBOL_TYPE_BPF ?
 				    "this BPF JIT image was not captured: record "
 				    "with ptcapture, which copies programs before "
@@ -361,8 +376,8 @@ static int not_added(int rc, char *err, size_t errlen)
 	return rc;
 }
 
-static int on_record(struct input *in, const struct perfdata_record *r,
-		     char *err, size_t errlen)
+int perf_on_record(struct input *in, const struct perfdata_record *r,
+		   char *err, size_t errlen)
 {
 	uint64_t t = r->sid.has_time ? r->sid.time : 0;
 
@@ -416,6 +431,8 @@ int perf_read_sideband(struct input *in, char *err, size_t errlen)
 	char msg[512];
 	int rc;
 
+	if (perfdata_dir_is(in->perf_path))
+		return perfdir_read_sideband(in, err, errlen);
 	rc = perfdata_open(in->perf_path, &in->pd, msg, sizeof(msg));
 	if (rc) {
 		util_errf(err, errlen, "%s", msg);
@@ -423,7 +440,7 @@ int perf_read_sideband(struct input *in, char *err, size_t errlen)
 	}
 	while ((rc = perfdata_next(in->pd, &r)) == 0) {
 		in->sink.stats->sideband_records++;
-		rc = on_record(in, &r, err, errlen);
+		rc = perf_on_record(in, &r, err, errlen);
 		if (rc < 0)
 			return rc;
 	}
@@ -483,6 +500,7 @@ static int fill_queue(struct input *in, struct input_queue *q, size_t i,
 		      size_t j, char *err, size_t errlen)
 {
 	size_t total = 0;
+	const struct util_map *map;
 
 	q->idx = in->chunks[i].idx;
 	q->cpu = in->chunks[i].cpu;
@@ -493,15 +511,16 @@ static int fill_queue(struct input *in, struct input_queue *q, size_t i,
 	for (size_t k = i; k < j; k++) {
 		const struct input_chunk *c = &in->chunks[k];
 
-		if (c->file_offset > in->file_map.size ||
-		    c->size > in->file_map.size - c->file_offset) {
+		map = in->nfile_maps ? &in->file_maps[c->file] : &in->file_map;
+		if (c->file_offset > map->size ||
+		    c->size > map->size - c->file_offset) {
 			util_errf(err, errlen, "AUX data at offset %#" PRIx64
 				  " runs past the end of the file", c->file_offset);
 			free(q->pieces);
 			q->pieces = NULL;
 			return PTD_ERR_CORRUPT;
 		}
-		q->pieces[q->npieces].data = in->file_map.data + c->file_offset;
+		q->pieces[q->npieces].data = map->data + c->file_offset;
 		q->pieces[q->npieces].size = (size_t)c->size;
 		q->pieces[q->npieces].offset = total;
 		total += (size_t)c->size;
@@ -521,7 +540,8 @@ static int group_chunks(struct input *in, char *err, size_t errlen)
 	size_t i = 0;
 	int rc;
 
-	rc = util_map_file(in->perf_path, &in->file_map, msg, sizeof(msg));
+	rc = in->nfile_maps ? 0 :   /* a directory's files are mapped */
+	     util_map_file(in->perf_path, &in->file_map, msg, sizeof(msg));
 	if (rc) {
 		util_errf(err, errlen, "%s", msg);
 		return rc;
@@ -547,6 +567,10 @@ static int group_chunks(struct input *in, char *err, size_t errlen)
 
 int perf_build_queues(struct input *in, char *err, size_t errlen)
 {
+	int rc;
+
+	if (!in->nchunks && (in->opts->flags & PTD_OPEN_SIDEBAND_ONLY))
+		return 0;   /* samples only: no queues, no backend */
 	if (!in->nchunks) {
 		util_errf(err, errlen, "%s holds no AUX trace data (no AUXTRACE "
 			  "records): record with -e intel_pt// or -e cs_etm//",
@@ -559,13 +583,18 @@ int perf_build_queues(struct input *in, char *err, size_t errlen)
 			  "unknown", in->perf_path);
 		return PTD_ERR_NO_AUXINFO;
 	}
-	return group_chunks(in, err, errlen);
+	rc = group_chunks(in, err, errlen);
+	return rc ? rc : auxsnap_fix_queues(in, err, errlen);
 }
 
 int perf_load(struct input *in, char *err, size_t errlen)
 {
-	int rc = perf_read_sideband(in, err, errlen);
+	int rc = kcoredir_open(in, err, errlen);
 
+	if (!rc)
+		rc = perf_read_sideband(in, err, errlen);
+	if (!rc)
+		rc = kcoredir_add(in, err, errlen);   /* windows end at KSYMBOLs */
 	if (rc)
 		return rc;
 	jitdumps_load(in);

@@ -25,6 +25,13 @@ int perf_load(struct input *in, char *err, size_t errlen);
 int perf_read_sideband(struct input *in, char *err, size_t errlen);
 int perf_build_queues(struct input *in, char *err, size_t errlen);
 
+/* Adds one record to in (sideband, images, AUX chunks of file
+ * in->cur_file); for readers of several files (perfdir).  Returns 0 or a
+ * negative PTD_ERR_* with a message in err. */
+struct perfdata_record;
+int perf_on_record(struct input *in, const struct perfdata_record *r,
+		   char *err, size_t errlen);
+
 /* Makes the pieces of queue i of the input ctx contiguous, for decoders
  * that read one buffer (intelpt_queue.assemble).  Returns 0 or
  * PTD_ERR_NOMEM. */

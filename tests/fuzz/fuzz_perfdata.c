@@ -6,7 +6,9 @@
  * perfdata_parse_* on every record (each must check the record's size
  * itself), maps every AUXTRACE payload, then rewinds and walks again with
  * the default window: both walks must see the same records (the window
- * must not change what is read).
+ * must not change what is read).  Then the samples reader
+ * (ptd_samples_*: callchains, branch stacks, deferred callchains
+ * stitched) over the same bytes, every sample's frames touched.
  */
 #include "fuzz_common.h"
 #include "id_index.h"
@@ -79,8 +81,11 @@ static void parse_all(const struct perfdata_record *r)
 		fz_sink += h.hw_id;
 	if (perfdata_parse_auxtrace_info(r, &ai) == 0)
 		fz_touch(ai.priv, ai.npriv * 8);
-	if (perfdata_parse_sample(r, &s) == 0)
+	if (perfdata_parse_sample(r, &s) == 0) {
 		fz_touch(s.raw, s.raw_size);
+		fz_touch(s.callchain, s.callchain_nr * 8);
+		fz_touch(s.branches, s.branch_nr * PD_BRANCH_ENTRY_SIZE);
+	}
 	if (perfdata_parse_time_conv(r, &tc) == 0)
 		fz_sink += tc.time_mult;
 	if (r->type == PD_RECORD_ID_INDEX)
@@ -138,6 +143,29 @@ static void touch_info(const struct perfdata_info *in)
 	fz_touch(in->aux_index, in->naux_index * sizeof(*in->aux_index));
 }
 
+static void samples(const char *path)
+{
+	struct ptd_sample smp = { .sz = sizeof(smp) };
+	struct ptd_samples_stats st = { .sz = sizeof(st) };
+	struct ptd_samples *sp;
+
+	if (ptd_samples_open(&sp, path, NULL) == 0) {
+		while (ptd_samples_next(sp, &smp) == 0) {
+			fz_touch(smp.callchain, smp.callchain_nr * 8);
+			fz_touch(smp.callchain_ctx, smp.callchain_nr);
+			fz_touch(smp.branches, smp.nbranches * sizeof(*smp.branches));
+			fz_touch_str(smp.comm);
+		}
+		ptd_samples_get_stats(sp, &st);
+		for (size_t i = 0; i < ptd_samples_warning_count(sp); i++)
+			fz_touch_str(ptd_samples_warning(sp, i));
+	} else if (sp && !ptd_samples_errmsg(sp)[0]) {
+		fprintf(stderr, "ptd_samples_open failed without a message\n");
+		abort();
+	}
+	ptd_samples_close(sp);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char path[64], err[512];
@@ -169,6 +197,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fprintf(stderr, "perfdata_open failed without a message\n");
 		abort();
 	}
+	samples(path);
 	close(fd);
 	return 0;
 }

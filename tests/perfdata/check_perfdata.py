@@ -87,13 +87,17 @@ TYPE_NAMES = {1: "MMAP", 2: "LOST", 3: "COMM", 4: "EXIT", 5: "THROTTLE",
               77: "STAT_ROUND", 78: "EVENT_UPDATE", 79: "TIME_CONV",
               80: "HEADER_FEATURE", 81: "COMPRESSED", 82: "FINISHED_INIT"}
 
-RAW_RE = re.compile(r"^(0x[0-9a-f]+|0)@\S+ \[(0x[0-9a-f]+)\]: event: (\d+)")
-SUM_RE = re.compile(r"^((?:-?\d+ )+)(0x[0-9a-f]+) \[(0x[0-9a-f]+)\]: PERF_RECORD_([A-Z0-9_]+)(.*)$")
+RAW_RE = re.compile(r"^(0x[0-9a-f]+|0)@(\S+) \[(0x[0-9a-f]+)\]: event: (\d+)")
+SUM_RE = re.compile(r"^((?:-?\d+ )+)(0x[0-9a-f]+|0) \[(0x[0-9a-f]+)\]: PERF_RECORD_([A-Z0-9_]+)(.*)$")
 
 
 def perf_dump(path, pipe):
-    """Records as perf script -D reads them: list of (offset, size, type) in
-    offset order, and per offset the summary line's numbers and text."""
+    """Records as perf script -D reads them: list of (key, size, type) in
+    key order, per key the summary line's numbers and text, and the keys of
+    the summary lines in the order perf delivered them.  A key is the
+    offset, or (file name, offset) in a perf.data directory, where perf
+    prints each record's file after its offset."""
+    isdir = os.path.isdir(path)
     if pipe:
         with open(path, "rb") as f:
             p = subprocess.run(["perf", "script", "-D", "-i", "-"], stdin=f,
@@ -102,23 +106,31 @@ def perf_dump(path, pipe):
     else:
         p = run(["perf", "script", "-D", "-i", path])
     base = 16 if pipe else 0   # pipe offsets count from after the header
-    raw, summ = {}, {}
+    raw, summ, order = {}, {}, []
+    cur = None
     for ln in p.stdout.splitlines():
         m = RAW_RE.match(ln)
         if m:
             off = int(m.group(1), 16) + base
+            cur = (os.path.basename(m.group(2)), off) if isdir else off
             # file mode: perf script also shows the attrs it synthesizes
             # from the header as HEADER_ATTR events; they are not records
-            if pipe or int(m.group(3)) != 64:
-                raw[off] = (int(m.group(2), 16), int(m.group(3)))
+            if pipe or int(m.group(4)) != 64:
+                raw[cur] = (int(m.group(3), 16), int(m.group(4)))
             continue
         m = SUM_RE.match(ln)
         if m:
             off = int(m.group(2), 16) + base
-            summ[off] = (m.group(1).split(), m.group(4), m.group(5))
+            key = cur if isdir and cur and cur[1] == off else off
+            summ[key] = (m.group(1).split(), m.group(4), m.group(5))
+            order.append(key)
     if not raw:
         fail("perf script -D read no records from %s: %s" % (path, p.stderr[-500:]))
-    return sorted((o, s, t) for o, (s, t) in raw.items()), summ
+    return sorted((o, s, t) for o, (s, t) in raw.items()), summ, order
+
+
+def rec_key(r):
+    return (r["file"], r["off"]) if "file" in r else r["off"]
 
 
 def compare_records(path, pipe=False, mine=None):
@@ -126,8 +138,8 @@ def compare_records(path, pipe=False, mine=None):
     if mine["end"] != "end":
         fail("%s: reader ended with %r" % (path, mine["end"]))
     recs = mine["recs"]
-    theirs, summ = perf_dump(path, pipe)
-    got = [(r["off"], r["size"], r["type"]) for r in recs]
+    theirs, summ, order = perf_dump(path, pipe)
+    got = sorted((rec_key(r), r["size"], r["type"]) for r in recs)
     want = [(o, s, TYPE_NAMES.get(t, "UNKNOWN_%d" % t)) for o, s, t in theirs]
     if got != want:
         gs, ws = set(got), set(want)
@@ -135,11 +147,11 @@ def compare_records(path, pipe=False, mine=None):
              % (path, len(got), len(want), sorted(gs - ws)[:5], sorted(ws - gs)[:5]))
     nchecked = 0
     for r in recs:
-        s = summ.get(r["off"])
+        s = summ.get(rec_key(r))
         if not s or r["type"] in ("HEADER_ATTR", "HEADER_FEATURE"):
             continue
         nums, name, text = s
-        ctx = "%s @%#x %s" % (path, r["off"], r["type"])
+        ctx = "%s @%s %s" % (path, rec_key(r), r["type"])
         if name != r["type"]:
             fail("%s: perf calls it %s" % (ctx, name))
             continue
@@ -194,9 +206,31 @@ def compare_records(path, pipe=False, mine=None):
             if not m or d != "%s/%s" % m.groups():
                 fail("%s: itrace_start %r vs perf %r" % (ctx, d, text))
         nchecked += 1
-    print("%s: %d records match perf script -D (%d with fields checked)"
-          % (os.path.basename(path), len(got), nchecked))
+    norder = check_order(path, recs, summ, order) if os.path.isdir(path) else 0
+    print("%s: %d records match perf script -D (%d with fields checked, %d in "
+          "perf's time order)" % (os.path.basename(path), len(got), nchecked, norder))
     return mine
+
+
+def check_order(path, recs, summ, order):
+    """A directory's records with a time come in the order perf delivers
+    them (by time across the files; records with equal times may come in
+    either order)."""
+    timed = {rec_key(r): int(r["time"]) for r in recs
+             if "time" in r and r["type"] in TYPE_NAMES.values()
+             and [k for k, v in TYPE_NAMES.items() if v == r["type"]][0] < 64}
+    mine = [rec_key(r) for r in recs if rec_key(r) in timed]
+    theirs = [k for k in order if k in timed]
+    if [timed[k] for k in mine] != [timed[k] for k in theirs] or \
+            sorted(mine) != sorted(theirs):
+        i = next((i for i, (a, b) in enumerate(zip(mine, theirs))
+                  if timed[a] != timed[b]), min(len(mine), len(theirs)))
+        fail("%s: merged order differs from perf's at record %d: %s vs perf %s"
+             % (path, i, mine[i:i + 3], theirs[i:i + 3]))
+    files = set(k[0] for k in mine)
+    if len(files) < 2:
+        fail("%s: timed records from %d file(s) only: %s" % (path, len(files), files))
+    return len(mine)
 
 
 def compare_header(path, mine=None, pipe=False):
@@ -353,6 +387,77 @@ def t_cpuwide():
     n = sum(1 for r in mine["recs"] if r.get("id", "0") != "0" and "attr" not in r)
     if n:
         fail("cpuwide.data: %d records with a sample id but no attr" % n)
+
+
+def t_threads():
+    """perf record --threads writes a directory (data, data.N); plain -a a
+    file: the directory reader against perf script -D record by record,
+    header and features against perf report --header-only."""
+    need_perf()
+    d = os.path.join(WORK, "threads.data")
+    p = run(["perf", "record", "-q", "--threads", "-a", "-e", "cpu-clock",
+             "-c", "100000", "--switch-events", "-o", d, "--", "sleep", "0.2"])
+    if p.returncode != 0 or not os.path.isdir(d):
+        skip("perf record --threads is not available here: %s" % p.stderr[-300:])
+    mine = compare_records(d)
+    compare_header(d, mine)
+    if not any(l.startswith("dir_format 1 files ") for l in mine["lines"]):
+        fail("threads.data: not read as a version 1 directory: %s"
+             % [l for l in mine["lines"] if l.startswith("dir_format")])
+    nfiles = len(set(r["file"] for r in mine["recs"]))
+    if nfiles < 2:
+        fail("threads.data: records from %d file(s)" % nfiles)
+    # tiny windows: records read again at their offsets, remapping often
+    small = pdump(d, "-w", "4096", "-x")
+    if small["lines"] != mine["lines"]:
+        fail("threads.data: a 4 KiB window reads differently from the default")
+    f = record(os.path.join(WORK, "all.data"),
+               ["-a", "-e", "cpu-clock", "-c", "100000", "--", "sleep", "0.1"])
+    compare_records(f)
+    damaged_dirs(d, mine)
+
+
+def dir_format_section(path):
+    """File offset of the HEADER_DIR_FORMAT feature's u64 in path/data."""
+    with open(os.path.join(path, "data"), "rb") as f:
+        head = f.read()
+    data_off, data_size = int.from_bytes(head[40:48], "little"), int.from_bytes(head[48:56], "little")
+    bits = int.from_bytes(head[72:104], "little")
+    i = bin(bits & ((1 << 24) - 1)).count("1")   # sections before bit 24
+    return int.from_bytes(head[data_off + data_size + 16 * i:][:8], "little")
+
+
+def damaged_dirs(d, full):
+    """A data.N file cut inside a record, HEADER_DIR_FORMAT version 2, and
+    no HEADER_DIR_FORMAT at all: a warning, an error, data.N ignored."""
+    c = os.path.join(WORK, "cut.dir")
+    shutil.rmtree(c, ignore_errors=True)
+    shutil.copytree(d, c)
+    last = [r for r in full["recs"] if r.get("file") == "data.0"][-1]
+    with open(os.path.join(c, "data.0"), "r+b") as f:
+        f.truncate(last["off"] + 4)
+    m = pdump(c)
+    want = sorted(rec_key(r) for r in full["recs"] if r is not last)
+    if m["end"] != "end" or sorted(rec_key(r) for r in m["recs"]) != want or \
+            not any("truncated" in w and "data.0" in w for w in m["warnings"]):
+        fail("cut data.0: %s, %d records (want %d), warnings %s"
+             % (m["end"], len(m["recs"]), len(want), m["warnings"]))
+    at = dir_format_section(c)
+    with open(os.path.join(c, "data"), "r+b") as f:
+        f.seek(at)
+        f.write((2).to_bytes(8, "little"))
+    expect(c, "open error -7", ["version 2", "HEADER_DIR_FORMAT"])
+    with open(os.path.join(c, "data"), "r+b") as f:
+        f.seek(72 + 3)              # feature bit 24: byte 3, bit 0
+        b = f.read(1)[0]
+        f.seek(72 + 3)
+        f.write(bytes([b & ~1]))
+    m = pdump(c)
+    if m["end"] != "end" or any(r.get("file") != "data" for r in m["recs"]) or \
+            not any("data.N files ignored" in w for w in m["warnings"]):
+        fail("no HEADER_DIR_FORMAT: %s, files %s, warnings %s"
+             % (m["end"], set(r.get("file") for r in m["recs"]), m["warnings"]))
+    print("damaged directories: cut data.0, version 2, no DIR_FORMAT checked")
 
 
 def t_coresight():
@@ -599,7 +704,7 @@ def t_window():
         compare_records(d, mine=pdump(d, "-w", "4096", "-x"))
 
 
-TESTS = {"record": t_record, "pipe": t_pipe, "cpuwide": t_cpuwide,
+TESTS = {"record": t_record, "threads": t_threads, "pipe": t_pipe, "cpuwide": t_cpuwide,
          "coresight": t_coresight, "truncate": t_truncate,
          "corrupt": t_corrupt, "errors": t_errors, "window": t_window}
 

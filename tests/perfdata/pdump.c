@@ -4,10 +4,14 @@
  * attrs, features, then one line per record.  Used by the tests, which
  * compare it with `perf script -D` and `perf report --header-only`.
  *
- * usage: pdump [-w WINDOW_BYTES] [-x] FILE
+ * usage: pdump [-w WINDOW_BYTES] [-x] FILE|DIR
  *   -x  also map every AUXTRACE payload and print its FNV-1a 64 hash
+ * A perf.data directory (perf record --threads) prints the header file's
+ * header, then the records of all files in the reader's merged order,
+ * each with file=NAME (data, data.N).
  */
 #include "perfdata.h"
+#include "perfdata_dir.h"
 #include "ptdecode.h"
 
 #include <stdio.h>
@@ -98,7 +102,7 @@ static uint64_t fnv1a(const uint8_t *p, uint64_t n)
 }
 
 static void print_record(struct perfdata *pd, const struct perfdata_record *r,
-			 int hash)
+			 int hash, const char *file)
 {
 	const char *name = perfdata_record_name(r->type);
 	const struct perfdata_sample_id *s = &r->sid;
@@ -118,6 +122,8 @@ static void print_record(struct perfdata *pd, const struct perfdata_record *r,
 	else
 		printf("UNKNOWN_%u", r->type);
 	printf(" size=%#x misc=%#x", r->size, r->misc);
+	if (file)
+		printf(" file=%s", file);
 	if (r->attr)
 		printf(" attr=%td", r->attr - perfdata_get_info(pd)->attrs);
 	if (s->has_time)
@@ -210,6 +216,44 @@ static void print_record(struct perfdata *pd, const struct perfdata_record *r,
 						   r->aux_size));
 }
 
+/* A perf.data directory: the header file's header, then every record in
+ * merged order. */
+static int dump_dir(const char *path, size_t window, int hash)
+{
+	struct perfdata_dir *d;
+	struct perfdata_record rec;
+	char err[640];
+	size_t file;
+	int r = perfdata_dir_open(path, &d, err, sizeof(err));
+
+	if (r < 0) {
+		printf("open error %d %s: %s\n", r, ptd_strerror(r), err);
+		return 1;
+	}
+	for (size_t i = 0; window && i < perfdata_dir_nfiles(d); i++)
+		perfdata_set_window(perfdata_dir_reader(d, i), window);
+	print_header(perfdata_get_info(perfdata_dir_header(d, 0)));
+	printf("dir_format %llu files %zu\n", (unsigned long long)
+	       perfdata_get_info(perfdata_dir_header(d, 0))->dir_format,
+	       perfdata_dir_nfiles(d));
+	while ((r = perfdata_dir_next(d, &rec, &file)) == 0) {
+		const char *name = strrchr(perfdata_dir_path(d, file), '/');
+
+		print_record(perfdata_dir_reader(d, file), &rec, hash, name + 1);
+	}
+	if (perfdata_dir_note(d))
+		printf("warning: %s\n", perfdata_dir_note(d));
+	for (size_t i = 0; i < perfdata_dir_nfiles(d); i++)
+		for (const char *const *w = perfdata_dir_warnings(d, i); *w; w++)
+			printf("warning: %s\n", *w);
+	if (r == PTD_ERR_END)
+		printf("end\n");
+	else
+		printf("error %d %s: %s\n", r, ptd_strerror(r), perfdata_dir_errmsg(d));
+	perfdata_dir_close(d);
+	return r == PTD_ERR_END ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	struct perfdata *pd;
@@ -236,6 +280,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: pdump [-w WINDOW] [-x] FILE\n");
 		return 2;
 	}
+	if (perfdata_dir_is(argv[optind]))
+		return dump_dir(argv[optind], window, hash);
 	r = perfdata_open(argv[optind], &pd, err, sizeof(err));
 	if (r < 0) {
 		printf("open error %d %s: %s\n", r, ptd_strerror(r), err);
@@ -252,7 +298,7 @@ int main(int argc, char **argv)
 		}
 		if (r < 0)
 			break;
-		print_record(pd, &rec, hash);
+		print_record(pd, &rec, hash, NULL);
 	}
 	for (w = perfdata_warnings(pd); *w; w++)
 		printf("warning: %s\n", *w);

@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""check_snapshot.py PTSYNTH PTDECODE OUT SIZE PSB_PERIOD [OPTS] -- CMD [ARGS]
+
+Records CMD with `ptsynth record --snapshot SIZE` (and ptsynth OPTS; snapshot-mode
+AUX as perf record -S writes it: each AUXTRACE record the last SIZE bytes of the
+ring, consecutive ones overlapping, and once in three trace lost between
+them) and checks ptdecode against two oracles:
+- perf script (perf's own Intel PT decoder, which removes the overlap as
+  intel_pt_find_overlap does): ptdecode, both decoders at -j1 and -j2,
+  lists exactly its instructions;
+- the ground truth (expected.insn): what is decoded is a subsequence of
+  it, so no instruction is decoded twice, and it is shorter (trace lost);
+- the snapshots' places in the trace (the AUX records' offsets and sizes
+  that perf script -D prints, written by ptsynth from its ring): the
+  overlap bytes --stats reports are the bytes each snapshot shares with
+  the one before it, summed, and every snapshot that starts past the end
+  of the one before is a reported gap (a warning line and snapshot gaps).
+Exit 0 = pass, 1 = fail, 77 = skip."""
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+from perf_home import perf_home  # noqa: E402
+
+FAILS = []
+
+
+def fail(msg):
+    FAILS.append(msg)
+    print("FAIL:", msg)
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True, errors="replace", **kw)
+
+
+def insns(text):
+    return [ln.split()[0] for ln in text.splitlines() if ln.startswith("0x")]
+
+
+def is_subsequence(got, truth):
+    """Each decoded instruction matched to a later ground-truth one: no
+    instruction decoded twice, none made up, order kept."""
+    it = iter(truth)
+    return all(any(x == t for t in it) for x in got)
+
+
+def main():
+    if len(sys.argv) < 7:
+        sys.exit(__doc__)
+    ptsynth, ptdecode, out, size, psb = sys.argv[1:6]
+    rest = sys.argv[6:]
+    if "--" not in rest:
+        sys.exit(__doc__)
+    opts, cmd = rest[:rest.index("--")], rest[rest.index("--") + 1:]
+    if not shutil.which("perf"):
+        print("SKIP: perf not installed")
+        return 77
+    shutil.rmtree(out, ignore_errors=True)
+    p = run([ptsynth, "record", "-o", out, "--snapshot", size, "--psb-period", psb]
+            + opts + ["--"] + cmd)
+    if p.returncode:
+        fail("ptsynth: %s" % p.stderr)
+        return 1
+    perf_home(out + ".home", out)
+    truth = [ln.strip() for ln in open(os.path.join(out, "expected.insn"))]
+    pd = os.path.join(out, "perf.data")
+    if os.path.isdir(pd):
+        # --perf-layout threads: perf 6.1 reads no AUX data out of data.N
+        # files (check_threads_layout.sh), so it reads them joined
+        joined = out + ".joined.data"
+        subprocess.run([sys.executable, os.path.join(os.path.dirname(
+            os.path.abspath(__file__)), "perfdir_join.py"), pd, joined], check=True)
+        pd = joined
+
+    # perf's decode
+    p = run(["perf", "script", "-i", pd, "--itrace=i0ns", "-F", "ip"])
+    perf = ["0x" + ln.split()[0] for ln in p.stdout.splitlines() if ln.strip()]
+    if not perf:
+        fail("perf script decodes nothing: %s" % p.stderr[-300:])
+    # the snapshots: AUX records (offset, size) in the order written
+    p = run(["perf", "script", "-D", "-i", pd])
+    snaps = [(int(o, 16), int(s, 16)) for o, s, f in re.findall(
+        r"PERF_RECORD_AUX offset: (0x[0-9a-f]+|0) size: (0x[0-9a-f]+|0) flags: (0x[0-9a-f]+)", p.stdout)
+        if int(f, 16) & 2]
+    overlap = sum(max(0, min(ao + asz, bo + bsz) - bo)
+                  for (ao, asz), (bo, bsz) in zip(snaps, snaps[1:]))
+    gaps = sum(1 for (ao, asz), (bo, _) in zip(snaps, snaps[1:]) if bo > ao + asz)
+    if len(snaps) < 3 or not overlap or not gaps:
+        fail("the recording has %d snapshots, %d overlap bytes, %d gaps: "
+             "the test needs all three" % (len(snaps), overlap, gaps))
+
+    for dec in ("fast", "libipt"):
+        for j in ("1", "2"):
+            ctx = "ptdecode --decoder=%s -j%s" % (dec, j)
+            p = run([ptdecode, "-q", "-j" + j, "--decoder=" + dec, "--insn",
+                     "--no-sym", "--no-disasm", out])
+            got = insns(p.stdout)
+            if got != perf:
+                fail("%s: %d instructions, perf script %d" % (ctx, len(got), len(perf)))
+            elif not is_subsequence(got, truth) or len(got) >= len(truth):
+                fail("%s: not a proper subsequence of the ground truth (%d of %d)"
+                     % (ctx, len(got), len(truth)))
+            else:
+                print("OK: %s: %d instructions = perf script, a subsequence of the "
+                      "%d of the ground truth" % (ctx, len(got), len(truth)))
+    p = run([ptdecode, "--stats", out])
+    st = dict(re.findall(r"^([a-z ]+): (\d+)$", p.stdout, re.M))
+    warned = len(re.findall(r"warning: snapshot gap: ", p.stderr))
+    want = {"snapshots": len(snaps), "snapshot overlap bytes": overlap,
+            "snapshot gaps": gaps}
+    for k, v in want.items():
+        if int(st.get(k, -1)) != v:
+            fail("--stats %s: %s, the snapshots' places say %d" % (k, st.get(k), v))
+    if warned != gaps:
+        fail("%d snapshot gap warnings, %d gaps" % (warned, gaps))
+    if not FAILS:
+        print("OK: %d snapshots, %d bytes of overlap skipped, %d gaps reported"
+              % (len(snaps), overlap, gaps))
+    return 1 if FAILS else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
