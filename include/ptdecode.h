@@ -766,7 +766,7 @@ PTD_API int ptd_cursor_get(struct ptd_cursor *c, struct ptd_cursor_pos *p);
 
 enum ptd_frame_flags {
 	/* frames older than the trace: nothing else of it is known */
-	PTD_FRAME_UNKNOWN = 1u << 0,
+	PTD_FRAME_BEFORE_TRACE = 1u << 0,
 	/* function, file and line are known */
 	PTD_FRAME_HAS_SYMBOL = 1u << 1,
 	PTD_FRAME_HAS_LINE = 1u << 2,
@@ -796,7 +796,7 @@ PTD_API int ptd_cursor_read_code(struct ptd_cursor *c, uint64_t addr,
 				 void *buf, size_t len);
 
 /* The call stack at the cursor, innermost first, ending with one frame
- * PTD_FRAME_UNKNOWN (what called the oldest traced frame is not in the
+ * PTD_FRAME_BEFORE_TRACE (what called the oldest traced frame is not in the
  * trace).  Fills up to max frames; *n is how many there are in all.
  * Returns 0 or a negative error. */
 PTD_API int ptd_cursor_stack(struct ptd_cursor *c, struct ptd_frame *frames,

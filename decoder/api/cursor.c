@@ -474,7 +474,7 @@ int ptd_cursor_stack(struct ptd_cursor *c, struct ptd_frame *frames,
 		memset(fr, 0, sizeof(*fr));
 		fr->pid = t->pid;
 		if (k == (size_t)ns + 1) {
-			fr->flags = PTD_FRAME_UNKNOWN;
+			fr->flags = PTD_FRAME_BEFORE_TRACE;
 			continue;
 		}
 		if (k == 0) {

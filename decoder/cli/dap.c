@@ -764,7 +764,7 @@ static void stack_trace(struct dap *d, json_object *req, size_t th)
 
 		json_object_object_add(f, "id", json_object_new_int64(
 			(int64_t)th * FRAMES_PER_THREAD + (int64_t)k));
-		if (fr[k].flags & PTD_FRAME_UNKNOWN) {
+		if (fr[k].flags & PTD_FRAME_BEFORE_TRACE) {
 			json_object_object_add(f, "name", json_object_new_string(
 				"<older frames: not in the trace>"));
 			json_object_object_add(f, "presentationHint",

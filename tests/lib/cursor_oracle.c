@@ -369,7 +369,7 @@ int main(int argc, char **argv)
 			tstack += now() - a;
 			nstack++;
 			CHECK(nf == t->slen[w] + 2 &&
-			      (fr[nf - 1].flags & PTD_FRAME_UNKNOWN),
+			      (fr[nf - 1].flags & PTD_FRAME_BEFORE_TRACE),
 			      "thread %d pos %" PRIu64 ": %zu frames, linear stack %zu + 2",
 			      t->tid, pos, nf, t->slen[w]);
 			for (f = 0; f + 2 <= nf && f < t->slen[w]; f++) {
