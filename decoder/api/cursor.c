@@ -304,9 +304,30 @@ static int in_ranges(uint64_t ip, const struct ptd_find_opts *f)
 	return 0;
 }
 
+/* Can any instruction of run r match f (only addresses and depths)? */
+static int run_may_match(const struct tix_run *r, const struct ptd_find_opts *f,
+			 int32_t d0)
+{
+	size_t k;
+
+	if ((f->what & PTD_FIND_MAX_DEPTH) && r->depth > d0 + f->max_depth)
+		return 0;
+	if ((f->what & PTD_FIND_DEPTH_BELOW) && r->depth < d0)
+		return 1;
+	if (f->what & PTD_FIND_ADDR)
+		for (k = 0; k < f->nranges; k++)
+			if (f->ranges[k].start <= r->ip + r->last_off &&
+			    f->ranges[k].end > r->ip)
+				return 1;
+	return 0;
+}
+
 int ptd_cursor_find(struct ptd_cursor *c, const struct ptd_find_opts *f,
 		    unsigned int *found)
 {
+	/* Without line conditions a run that cannot match is passed whole. */
+	int by_run = !(f && (f->what & (PTD_FIND_LINE | PTD_FIND_LINE_CHANGE |
+					PTD_FIND_STMT_CHANGE)));
 	unsigned int dummy, line0 = 0;
 	int32_t d0;
 	int file0 = -1;
@@ -332,6 +353,26 @@ int ptd_cursor_find(struct ptd_cursor *c, const struct ptd_find_opts *f,
 		if (!r->ninsn) {
 			*found = PTD_FIND_STOP;
 			return 0;
+		}
+		if (by_run && !run_may_match(r, f, d0)) {
+			/* past every following run that cannot match either,
+			 * to the last (first) position of the last one: the
+			 * next move leaves it */
+			const struct tix_run *runs = c->t->runs;
+			size_t k = c->run;
+
+			if (f->backward) {
+				while (k > 0 && runs[k - 1].ninsn &&
+				       !run_may_match(&runs[k - 1], f, d0))
+					k--;
+				set_at(c, k, 0);
+			} else {
+				while (k + 1 < c->t->nruns && runs[k + 1].ninsn &&
+				       !run_may_match(&runs[k + 1], f, d0))
+					k++;
+				set_at(c, k, runs[k].ninsn - 1);
+			}
+			continue;
 		}
 		if ((f->what & PTD_FIND_MAX_DEPTH) && r->depth > d0 + f->max_depth)
 			continue;
