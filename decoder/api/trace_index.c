@@ -120,7 +120,8 @@ static int add_insn(struct tix_thread *t, const struct ptd_event *ev)
 			 ev->image == r->image && ev->mode == r->mode &&
 			 ev->queue == r->queue;
 	}
-	if (grow(&t->insn, &t->insncap, t->ninsn + 1, 1))
+	if (t->ninsn >= t->insncap &&
+	    grow(&t->insn, &t->insncap, t->ninsn + 1, 1))
 		return -1;
 	if (extend) {
 		r->last_off = (uint32_t)(ev->ip - r->ip);
@@ -207,8 +208,9 @@ int ptd_index_build(struct ptd_index **out, struct ptd_session *s,
 {
 	struct ptd_index *ix;
 	struct ptd_event ev;
+	struct tix_thread *last = NULL;
 	int32_t *lastq;
-	size_t i;
+	size_t i, last_n = 0;
 	int rc;
 
 	if (!out)
@@ -230,6 +232,11 @@ int ptd_index_build(struct ptd_index **out, struct ptd_session *s,
 		struct tix_thread *t;
 		int32_t tid = ev.tid;
 
+		if (last_n != ix->nth) { /* thread_of moved the array */
+			last = NULL;
+			last_n = ix->nth;
+		}
+
 		if (ev.kind != PTD_EV_INSN && ev.kind != PTD_EV_ERROR &&
 		    ev.kind != PTD_EV_GAP && ev.kind != PTD_EV_OVERFLOW)
 			continue;
@@ -241,9 +248,11 @@ int ptd_index_build(struct ptd_index **out, struct ptd_session *s,
 		}
 		if (ev.queue < TIX_MAXQ)
 			lastq[ev.queue] = tid;
-		t = thread_of(ix, tid, ev.pid);
+		/* most events are the same thread's as the one before */
+		t = last && last->tid == tid ? last : thread_of(ix, tid, ev.pid);
 		if (!t)
 			goto nomem;
+		last = t;
 		if (t->pid < 0 && ev.pid >= 0)
 			t->pid = ev.pid;
 		if (ev.kind == PTD_EV_INSN ? add_insn(t, &ev) : add_stop(t, &ev))
