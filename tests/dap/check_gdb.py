@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""check_gdb.py PTDECODE CAPTURE SOURCE BP_LINES
+"""check_gdb.py PTDECODE CAPTURE SOURCE BP_LINES [FUNCTION]
 
 `ptdecode dap` on a ptsynth capture against gdb on a live run of the same
 binary (the capture's archived ELF file, run without arguments as ptsynth
@@ -8,7 +8,9 @@ ran it):
   1. source breakpoints on BP_LINES (comma-separated): every hit, in order,
      with its backtrace (function and line of each frame up to main), the
      same as gdb's breakpoints with `bt`;
-  2. reverse: under gdb's `record full`, continue then reverse-continue
+  2. a function breakpoint on FUNCTION: every hit with its backtrace, as
+     gdb's `break FUNCTION` (stopOnEntry, then continue);
+  3. reverse: under gdb's `record full`, continue then reverse-continue
      on the first of BP_LINES stop at the same hits (backtraces) as
      continue then reverseContinue.
 
@@ -117,10 +119,10 @@ def dap_bt(c, tid):
     return out
 
 
-def launch(lines):
+def launch(lines, stop_on_entry=False):
     c = Client(ptdecode)
     c.request('initialize', adapterID='ptdecode')
-    r = c.request('launch', trace=capture)
+    r = c.request('launch', trace=capture, stopOnEntry=stop_on_entry)
     if not r['success']:
         sys.exit('FAIL: launch: %s' % r.get('message'))
     c.request('setBreakpoints', source={'path': source},
@@ -148,6 +150,40 @@ for i, (g, w) in enumerate(zip(got, want)):
 print('breakpoints %s:%s: %d hits, gdb %d; %d backtraces equal'
       % (source, bp_lines, len(got), len(want),
          sum(g == w for g, w in zip(got, want))))
+
+# function breakpoints: every hit and backtrace, as gdb's `break FUNC`
+func = sys.argv[5] if len(sys.argv) > 5 else None
+if func:
+    want = gdb(GDB_BT + '''
+gdb.execute('break %s')
+hits = []
+gdb.execute('run', to_string=True)
+while gdb.selected_inferior().pid:
+    hits.append(bt())
+    gdb.execute('continue', to_string=True)
+print('RESULT ' + json.dumps(hits))
+''' % func)
+    c, tid = launch([], True)
+    c.wait_event('stopped')
+    r = c.request('setFunctionBreakpoints', breakpoints=[{'name': func}])
+    check(r['success'] and r['body']['breakpoints'][0]['verified'],
+          'setFunctionBreakpoints: %s' % r)
+    c.request('continue', threadId=tid)
+    got = []
+    while True:
+        ev = c.wait_event('stopped')['body']
+        if ev['reason'] != 'function breakpoint':
+            break
+        got.append(dap_bt(c, tid))
+        c.request('continue', threadId=tid)
+    c.close()
+    check(len(got) == len(want), 'function breakpoint %s hit %d times, gdb %d'
+          % (func, len(got), len(want)))
+    same = sum(g == w for g, w in zip(got, want))
+    for i, (g, w) in enumerate(zip(got, want)):
+        check(g == w, '%s hit %d: backtrace %s, gdb %s' % (func, i + 1, g, w))
+    print('function breakpoint %s: %d hits, gdb %d; %d backtraces equal'
+          % (func, len(got), len(want), same))
 
 # reverse-continue: back to the previous breakpoint hits, with backtraces
 N_FWD, N_BACK = 4, 3
