@@ -97,17 +97,18 @@ def check(ok, what):
         print('FAIL: ' + what)
 
 
-# 1. breakpoints and backtraces
-want = gdb(GDB_BT + '''
-for l in %r:
-    gdb.execute('break %s:%%d' %% l)
+def gdb_hits(breaks):
+    """Every hit of gdb's breakpoints (break commands) with its backtrace."""
+    return gdb(GDB_BT + '''
+for b in %r:
+    gdb.execute('break ' + b)
 hits = []
 gdb.execute('run', to_string=True)
 while gdb.selected_inferior().pid:
     hits.append(bt())
     gdb.execute('continue', to_string=True)
 print('RESULT ' + json.dumps(hits))
-''' % (bp_lines, source))
+''' % (breaks,))
 
 
 def dap_bt(c, tid):
@@ -132,58 +133,42 @@ def launch(lines, stop_on_entry=False):
     return c, tid
 
 
-c, tid = launch(bp_lines)
-got = []
-while True:
-    ev = c.wait_event('stopped')['body']
-    if ev['reason'] != 'breakpoint':
-        break
-    got.append(dap_bt(c, tid))
-    c.request('continue', threadId=tid)
-check(ev['reason'] == 'pause' and 'end of the trace' in ev.get('description', ''),
-      'continuing past the last breakpoint stops at the end: %s' % ev)
-c.close()
-check(len(got) == len(want), 'breakpoints on %s:%s hit %d times, gdb %d'
-      % (source, bp_lines, len(got), len(want)))
-for i, (g, w) in enumerate(zip(got, want)):
-    check(g == w, 'hit %d: backtrace %s, gdb %s' % (i + 1, g, w))
-print('breakpoints %s:%s: %d hits, gdb %d; %d backtraces equal'
-      % (source, bp_lines, len(got), len(want),
-         sum(g == w for g, w in zip(got, want))))
+def compare_hits(c, tid, reason, want, what):
+    """Continues to the end, collecting the backtrace of every stop with
+    reason; compares them with gdb's hits."""
+    got = []
+    while True:
+        ev = c.wait_event('stopped')['body']
+        if ev['reason'] != reason:
+            break
+        got.append(dap_bt(c, tid))
+        c.request('continue', threadId=tid)
+    check(ev['reason'] == 'pause' and 'end of the trace' in ev.get('description', ''),
+          'continuing past the last breakpoint stops at the end: %s' % ev)
+    c.close()
+    check(len(got) == len(want), '%s hit %d times, gdb %d' % (what, len(got), len(want)))
+    for i, (g, w) in enumerate(zip(got, want)):
+        check(g == w, '%s hit %d: backtrace %s, gdb %s' % (what, i + 1, g, w))
+    print('%s: %d hits, gdb %d; %d backtraces equal'
+          % (what, len(got), len(want), sum(g == w for g, w in zip(got, want))))
 
-# function breakpoints: every hit and backtrace, as gdb's `break FUNC`
+
+# 1. source breakpoints
+want = gdb_hits(['%s:%d' % (source, x) for x in bp_lines])
+c, tid = launch(bp_lines)
+compare_hits(c, tid, 'breakpoint', want, 'breakpoints %s:%s' % (source, bp_lines))
+
+# 2. function breakpoints
 func = sys.argv[5] if len(sys.argv) > 5 else None
 if func:
-    want = gdb(GDB_BT + '''
-gdb.execute('break %s')
-hits = []
-gdb.execute('run', to_string=True)
-while gdb.selected_inferior().pid:
-    hits.append(bt())
-    gdb.execute('continue', to_string=True)
-print('RESULT ' + json.dumps(hits))
-''' % func)
+    want = gdb_hits([func])
     c, tid = launch([], True)
     c.wait_event('stopped')
     r = c.request('setFunctionBreakpoints', breakpoints=[{'name': func}])
     check(r['success'] and r['body']['breakpoints'][0]['verified'],
           'setFunctionBreakpoints: %s' % r)
     c.request('continue', threadId=tid)
-    got = []
-    while True:
-        ev = c.wait_event('stopped')['body']
-        if ev['reason'] != 'function breakpoint':
-            break
-        got.append(dap_bt(c, tid))
-        c.request('continue', threadId=tid)
-    c.close()
-    check(len(got) == len(want), 'function breakpoint %s hit %d times, gdb %d'
-          % (func, len(got), len(want)))
-    same = sum(g == w for g, w in zip(got, want))
-    for i, (g, w) in enumerate(zip(got, want)):
-        check(g == w, '%s hit %d: backtrace %s, gdb %s' % (func, i + 1, g, w))
-    print('function breakpoint %s: %d hits, gdb %d; %d backtraces equal'
-          % (func, len(got), len(want), same))
+    compare_hits(c, tid, 'function breakpoint', want, 'function breakpoint ' + func)
 
 # reverse-continue: back to the previous breakpoint hits, with backtraces
 N_FWD, N_BACK = 4, 3
