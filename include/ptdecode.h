@@ -128,6 +128,19 @@ enum ptd_open_flags {
 	 * The error event then has PTD_EVF_RESYNCED and that packet's trace
 	 * offset in addr.  Without errors the flow is the same. */
 	PTD_OPEN_RESYNC_ON_ERROR = 1u << 3,
+	/* Intel PT with several queues (perf record -a: one per CPU): hand
+	 * out each queue's events in turn, queue after queue, instead of
+	 * one timeline merged in time order (docs/ARCHITECTURE.md, "One
+	 * timeline").  Sessions opened with PTD_OPEN_COUNT_ONLY are never
+	 * merged: counts do not depend on the order. */
+	PTD_OPEN_PER_QUEUE = 1u << 4,
+	/* The merged timeline for a caller that pairs each branch with what
+	 * follows it: the events after a branch instruction (up to the next
+	 * instruction, or the event that ends or interrupts the flow) come
+	 * right after it, so a branch takes its place by its own time, as
+	 * perf script orders branch samples; the target may then come
+	 * before other CPUs' events of earlier times. */
+	PTD_OPEN_BRANCH_ORDER = 1u << 5,
 	/* Intel PT: guest code (VMX non-root, PIP.NR=1) of a virtual machine
 	 * the perf.data has no guest sideband for is read from the host
 	 * process that ran it (perf script's --guest-code: the guest's code

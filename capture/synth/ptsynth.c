@@ -9,7 +9,9 @@
  * user-only tracing hardware would have emitted for that execution into a
  * real perf.data (OUT.ptd/perf.data) together with the sideband (COMM,
  * MMAP2 with build ids, ITRACE_START, AUX, SWITCH_CPU_WIDE) and the code
- * bytes that ran (OUT.ptd/text/).  All threads run on one simulated CPU.
+ * bytes that ran (OUT.ptd/text/).  The threads run on one simulated CPU,
+ * or with --cpus N on N of them at the same time (cpus.h), one AUX queue
+ * per CPU as perf record -a writes them.
  */
 #define _GNU_SOURCE
 #include <capstone/capstone.h>
@@ -32,6 +34,7 @@
 #include <unistd.h>
 
 #include "guestsb.h"
+#include "cpus.h"
 #include "jitconv.h"
 #include "perfwrite.h"
 #include "ptdecode.h"
@@ -77,6 +80,7 @@ struct opts {
 	int layout_threads;  /* --perf-layout threads: perf.data/ as perf
 			      * record --threads writes it */
 	uint64_t snapshot;   /* --snapshot SIZE: snapshot-mode AUX */
+	int ncpus;           /* --cpus: simulated CPUs */
 	char **cmd;
 };
 
@@ -119,10 +123,12 @@ struct synth {
 	int memfd;
 	csh cs;
 	struct perfwrite *pw;
-	struct ptgen *gen;
+	struct ptgen *gen;    /* the generator of the CPU stepping now */
+	struct synth_cpus cpus;
+	int cpu;              /* the CPU stepping now */
 	FILE *expected;
+	FILE *expected_threads;  /* --cpus N > 1: "CPU TID" per expected line */
 	uint64_t ninsns;
-	uint64_t aux_offset;
 	struct mapping *maps;
 	size_t nmaps, maps_cap;
 	struct page *pages;   /* open addressing by page address */
@@ -155,7 +161,7 @@ static struct perfwrite_sid sid_for(struct synth *s, uint32_t tid, uint64_t id)
 	sid.tid = tid;
 	sid.time = perf_time(ptgen_tsc(s->gen));
 	sid.id = id;
-	sid.cpu = 0;
+	sid.cpu = (uint32_t)s->cpu;
 	if (s->o.guest == 1 && id == DUMMY_ID) {
 		sid.id = PTCAP_GUEST_ID;   /* the program's sideband is the guest's */
 	} else if (s->o.guest == 1) {
@@ -459,10 +465,12 @@ static int write_snapshot(struct synth *s)
 					  0, (uint32_t)-1, 0);
 }
 
+/* A piece of CPU c's trace: AUXTRACE on its queue, AUX on its CPU. */
 static int flush_piece(void *ctx, const uint8_t *data, size_t len,
 		       uint64_t tsc_first, uint64_t tsc_last)
 {
-	struct synth *s = ctx;
+	struct synth_cpu *c = ctx;
+	struct synth *s = c->owner;
 	struct perfwrite_sid sid = sid_for(s, (uint32_t)s->pid, PT_ID);
 	size_t padded = (len + 7) & ~(size_t)7;
 	int r;
@@ -471,13 +479,14 @@ static int flush_piece(void *ctx, const uint8_t *data, size_t len,
 		s->snap_tsc = tsc_last;
 		return snapring_add(s->snap, data, len) ? write_snapshot(s) : 0;
 	}
-	r = perfwrite_auxtrace(s->pw, data, len, s->aux_offset, tsc_first, 0,
-			       (uint32_t)-1, 0);
+	r = perfwrite_auxtrace(s->pw, data, len, c->aux_offset, tsc_first,
+			       (uint32_t)c->idx, (uint32_t)-1, (uint32_t)c->idx);
 	if (r)
 		return r;
 	sid.time = perf_time(tsc_last);
-	r = perfwrite_aux(s->pw, &sid, s->aux_offset, padded, 0);
-	s->aux_offset += padded;
+	sid.cpu = (uint32_t)c->idx;
+	r = perfwrite_aux(s->pw, &sid, c->aux_offset, padded, 0);
+	c->aux_offset += padded;
 	return r;
 }
 
@@ -760,7 +769,7 @@ static void write_text_store(struct synth *s, const char *dir)
 	check(s, textstore_writer_close(tw), "text store close");
 }
 
-/* ---------------- threads and the single simulated CPU ---------------- */
+/* ---------------- threads and the simulated CPUs ---------------- */
 
 enum tstate { T_NEW, T_READY, T_RUNNING, T_BLOCKED, T_DEAD };
 
@@ -775,11 +784,13 @@ struct tinfo {
 	int mid_rep;               /* a rep string insn is in progress */
 	uint64_t bp_addr;          /* int3 planted behind a trap_late insn */
 	long bp_word;              /* the word it replaced */
+	int cpu;                   /* the CPU it is current on, -1: none */
+	uint64_t free_tsc;         /* it may run from then on (any CPU) */
 };
 
 struct sched {
 	struct tinfo t[MAX_THREADS];
-	int n, cur, nlive;
+	int n, cur, nlive;         /* cur: on the CPU stepping now, -1 none */
 	uint64_t slice;            /* instructions since cur was switched in */
 	uint64_t quantum;
 	uint64_t rng;
@@ -802,6 +813,7 @@ static struct tinfo *tadd(struct sched *sc, pid_t tid)
 	memset(t, 0, sizeof(*t));
 	t->tid = tid;
 	t->st = T_NEW;
+	t->cpu = -1;
 	sc->nlive++;
 	return t;
 }
@@ -837,6 +849,8 @@ static int sig_caught(pid_t pid, int sig)
 static void credit(struct synth *s, struct tinfo *t, uint64_t next)
 {
 	fprintf(s->expected, "0x%llx\n", (unsigned long long)t->ip);
+	if (s->expected_threads)
+		fprintf(s->expected_threads, "%d %d\n", s->cpu, t->tid);
 	s->ninsns++;
 	if (s->smp && sampler_insn(s->smp, t->tid, t->ip, t->in, next))
 		s->sample_due = 1;
@@ -921,13 +935,15 @@ static void check_step(const struct tinfo *t, uint64_t rip)
 static void process_stop(struct synth *s, struct sched *sc, pid_t tid, int status)
 {
 	struct tinfo *t = tfind(sc, tid);
-	int is_cur = t && t == &sc->t[sc->cur];
+	int is_cur = t && sc->cur >= 0 && t == &sc->t[sc->cur];
 	uint64_t rip;
 
 	if (!t) {                 /* a new thread reporting before the event */
 		t = tadd(sc, tid);
 		emit_fork(s, NULL, tid);
 	}
+	if (!is_cur && t->free_tsc < ptgen_tsc(s->gen))
+		t->free_tsc = ptgen_tsc(s->gen);   /* it can run from now on */
 	if (WIFEXITED(status) || WIFSIGNALED(status)) {
 		if (is_cur && t->st == T_RUNNING && t->in->cls == PTG_FAR && !t->credited)
 			credit(s, t, 0);   /* exit/exit_group ran */
@@ -1050,38 +1066,117 @@ static pid_t wait_one(int *status, int timeout_ms)
 
 static void switch_to(struct synth *s, struct sched *sc, int next)
 {
-	struct tinfo *old = &sc->t[sc->cur], *nt = &sc->t[next];
+	struct tinfo *old = sc->cur >= 0 ? &sc->t[sc->cur] : NULL, *nt = &sc->t[next];
 	struct perfwrite_sid sid;
-	int preempt = old->st == T_READY;
+	int preempt = old && old->st == T_READY;
 
-	if (old->st == T_READY)
+	if (preempt)
 		check(s, ptgen_async_disable(s->gen, old->ip), "packet generation");
 	ptgen_advance(s->gen, KERNEL_CYCLES / 2);
-	if (old->st != T_DEAD) {
+	if (old) {
+		old->cpu = -1;
+		old->free_tsc = ptgen_tsc(s->gen);
+	}
+	if (old && old->st != T_DEAD) {
 		sid = sid_for(s, (uint32_t)old->tid, DUMMY_ID);
 		check(s, perfwrite_switch_cpu_wide(s->pw, &sid, 1, preempt,
 						   (uint32_t)s->pid, (uint32_t)nt->tid),
 		      "SWITCH");
 	}
+	if (!old) {   /* the CPU's first thread: its trace starts */
+		synth_cpus_catch_up(&s->cpus.c[s->cpu], nt->free_tsc);
+		sid = sid_for(s, (uint32_t)nt->tid, PT_ID);
+		check(s, perfwrite_itrace_start(s->pw, &sid, (uint32_t)s->pid,
+						(uint32_t)nt->tid), "ITRACE_START");
+	}
 	sid = sid_for(s, (uint32_t)nt->tid, DUMMY_ID);
-	check(s, perfwrite_switch_cpu_wide(s->pw, &sid, 0, 0, (uint32_t)s->pid,
-					   (uint32_t)old->tid), "SWITCH");
+	check(s, perfwrite_switch_cpu_wide(s->pw, &sid, 0, 0, old ? (uint32_t)s->pid : 0,
+					   old ? (uint32_t)old->tid : 0), "SWITCH");
 	ptgen_advance(s->gen, KERNEL_CYCLES / 2);
+	nt->cpu = s->cpu;
 	sc->cur = next;
 	sc->slice = 0;
 	s->nswitches++;
 }
 
-static int pick_ready(struct sched *sc, int exclude_cur)
+/* A ready thread for the CPU stepping now (cpu), none current on another. */
+static int pick_ready(struct sched *sc, int exclude_cur, int cpu)
 {
 	for (int k = 1; k <= sc->n; k++) {
 		int i = (sc->cur + k) % sc->n;
 		if (exclude_cur && i == sc->cur)
 			continue;
-		if (sc->t[i].st == T_READY)
+		if (sc->t[i].st == T_READY && (sc->t[i].cpu < 0 || sc->t[i].cpu == cpu))
 			return i;
 	}
 	return -1;
+}
+
+struct pick_ctx {
+	struct synth *s;
+	struct sched *sc;
+};
+
+/* CPU c has something to run: its thread, or a ready one no CPU has. */
+static int cpu_can_run(void *ctx, int c)
+{
+	struct pick_ctx *pc = ctx;
+	int cur = pc->s->cpus.c[c].cur;
+
+	if (cur >= 0 && pc->sc->t[cur].st == T_READY)
+		return 1;
+	for (int i = 0; i < pc->sc->n; i++)
+		if (pc->sc->t[i].st == T_READY && pc->sc->t[i].cpu < 0)
+			return 1;
+	return 0;
+}
+
+/* With several CPUs: makes the one with the earliest clock that can run
+ * something the CPU stepping now.  0 when none can. */
+static int select_cpu(struct synth *s, struct sched *sc)
+{
+	struct pick_ctx pc = { s, sc };
+	struct synth_cpu *c = &s->cpus.c[s->cpu];
+	int next;
+
+	c->cur = sc->cur;
+	c->slice = sc->slice;
+	next = synth_cpus_next(&s->cpus, cpu_can_run, &pc);
+	if (next < 0)
+		return 0;
+	c = &s->cpus.c[next];
+	s->cpu = next;
+	s->gen = c->gen;
+	sc->cur = c->cur;
+	sc->slice = c->slice;
+	return 1;
+}
+
+/* Kills the program at --max-insns; every CPU's trace stops where its
+ * thread was. */
+static void stop_all(struct synth *s, struct sched *sc)
+{
+	struct tinfo *t;
+	pid_t tid;
+	int status;
+
+	kill(s->pid, SIGKILL);
+	if (s->cpus.n > 1)
+		select_cpu(s, sc);   /* saves the stepping CPU's state */
+	for (int c = 0; c < s->cpus.n; c++) {
+		int cur = s->cpus.n > 1 ? s->cpus.c[c].cur : sc->cur;
+
+		if (cur >= 0 && ptgen_enabled(s->cpus.c[c].gen))
+			ptgen_async_disable(s->cpus.c[c].gen, sc->t[cur].ip);
+	}
+	while (sc->nlive) {
+		tid = wait_one(&status, -1);
+		t = tfind(sc, tid);
+		if (t && (WIFEXITED(status) || WIFSIGNALED(status))) {
+			t->st = T_DEAD;
+			sc->nlive--;
+		}
+	}
 }
 
 static double rnd(struct sched *sc)
@@ -1116,11 +1211,18 @@ static void trace(struct synth *s, struct sched *sc)
 
 		if (!sc->nlive)
 			break;
+		if (s->cpus.n > 1 && !select_cpu(s, sc)) {
+			tid = wait_one(&status, -1);   /* all threads in the kernel */
+			process_stop(s, sc, tid, status);
+			continue;
+		}
+		if (sc->cur < 0)
+			switch_to(s, sc, pick_ready(sc, 0, s->cpu));
 		t = &sc->t[sc->cur];
 		if (t->st != T_READY ||
-		    (sc->slice >= sc->quantum && !t->mid_rep && pick_ready(sc, 1) >= 0)) {
+		    (sc->slice >= sc->quantum && !t->mid_rep && pick_ready(sc, 1, s->cpu) >= 0)) {
 			int nx = t->st == T_READY && !(sc->slice >= sc->quantum) ? sc->cur
-				 : pick_ready(sc, t->st == T_READY);
+				 : pick_ready(sc, t->st == T_READY, s->cpu);
 			if (nx < 0 && t->st == T_READY)
 				nx = sc->cur;
 			if (nx < 0) {     /* everybody is in the kernel */
@@ -1135,18 +1237,11 @@ static void trace(struct synth *s, struct sched *sc)
 			t = &sc->t[sc->cur];
 		}
 		if (s->o.max_insns && s->ninsns >= s->o.max_insns) {
-			kill(s->pid, SIGKILL);
-			ptgen_async_disable(s->gen, t->ip);
-			while (sc->nlive) {
-				tid = wait_one(&status, -1);
-				t = tfind(sc, tid);
-				if (t && (WIFEXITED(status) || WIFSIGNALED(status))) {
-					t->st = T_DEAD;
-					sc->nlive--;
-				}
-			}
+			stop_all(s, sc);
 			break;
 		}
+		if (s->cpus.n > 1)   /* it ran elsewhere or waited until then */
+			synth_cpus_catch_up(&s->cpus.c[s->cpu], t->free_tsc);
 		if (!ptgen_enabled(s->gen)) {
 			ptgen_advance(s->gen, KERNEL_CYCLES / 4);
 			check(s, ptgen_enable(s->gen, t->ip), "packet generation");
@@ -1181,6 +1276,7 @@ static void trace(struct synth *s, struct sched *sc)
 				credit(s, t, 0);
 				t->credited = 1;
 				t->st = T_BLOCKED;
+				t->free_tsc = ptgen_tsc(s->gen);
 				break;
 			}
 			process_stop(s, sc, tid, status);
@@ -1206,6 +1302,10 @@ static const char usage_text[] =
 	"  --seed N         seed for --interrupts (default 1)\n"
 	"  --quantum N      instructions per thread time slice (default 2000)\n"
 	"  --max-insns N    stop (kill CMD) after N instructions\n"
+	"  --cpus N         run the threads on N simulated CPUs at the same\n"
+	"                   time (default 1): one AUX queue per CPU, as perf\n"
+	"                   record -a writes them; expected.threads then\n"
+	"                   says \"CPU TID\" for each line of expected.insn\n"
 	"  --aslr           keep address space randomisation\n"
 	"  --no-archive     do not copy the program's own ELF files (those\n"
 	"                   outside /usr, /lib, /bin, /sbin, /etc) into\n"
@@ -1302,6 +1402,7 @@ static void set_opt(void *ctx, int c, const char *arg)
 			synth_die("--perf-layout: 'file' or 'threads', not '%s'", arg);
 		o->layout_threads = !strcmp(arg, "threads");
 		break;
+	case 'X': o->ncpus = atoi(arg); break;
 	}
 }
 
@@ -1331,6 +1432,7 @@ static void parse_opts(struct synth *s, struct sched *sc, int argc, char **argv)
 		{ "unwind", required_argument, NULL, 'U' },
 		{ "perf-layout", required_argument, NULL, 'Y' },
 		{ "snapshot", required_argument, NULL, 'W' },
+		{ "cpus", required_argument, NULL, 'X' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct opts *o = &s->o;
@@ -1345,6 +1447,7 @@ static void parse_opts(struct synth *s, struct sched *sc, int argc, char **argv)
 	o->seed = 1;
 	o->quantum = 2000;
 	o->archive = 1;
+	o->ncpus = 1;
 	first = synth_parse_opts(argc, argv, "+o:", lopts, set_opt, o, usage_text);
 	if (!o->out || first >= argc)
 		synth_usage(usage_text);
@@ -1358,6 +1461,12 @@ static void parse_opts(struct synth *s, struct sched *sc, int argc, char **argv)
 		synth_die("--mtc-period must be 0..15");
 	if ((o->mtc || o->cyc) && !o->tsc)
 		synth_die("--mtc and --cyc need TSC packets (drop --no-tsc)");
+	if (o->ncpus < 1 || o->ncpus > SYNTH_MAX_CPUS)
+		synth_die("--cpus must be 1..%d", SYNTH_MAX_CPUS);
+	/* one snapshot ring and one vcpu: both describe a single CPU */
+	if (o->ncpus > 1 && (o->snapshot || o->guest))
+		synth_die("--cpus N (N > 1) does not go with --snapshot, --guest "
+			  "or --guest-code yet: they simulate one CPU");
 	sc->quantum = o->quantum ? o->quantum : 1;
 	o->cmd = argv + first;
 	sc->rng = synth_rng_init(o->seed);
@@ -1438,14 +1547,17 @@ static void open_trace(struct synth *s)
 	go.cbr = 32;
 	if (s->o.snapshot && !(s->snap = snapring_new((size_t)s->o.snapshot)))
 		synth_die("out of memory for a --snapshot ring");
-	if (ptgen_new(&s->gen, &go, flush_piece, s) < 0)
+	if (synth_cpus_open(&s->cpus, s->o.ncpus, &go, flush_piece, s) < 0)
 		synth_die("cannot set up the packet generator");
+	s->gen = s->cpus.c[0].gen;
 	s->expected = create_file(s->o.out, "expected.insn");
 	if (s->o.sample_every &&
 	    !(s->smp = sampler_new(s->pw, s->o.sample_every, s->o.unwind_dwarf ?
 				   SAMPLER_UNWIND_DWARF : SAMPLER_UNWIND_FP, s->pid,
 				   s->memfd, create_file(s->o.out, "samples.truth"))))
 		synth_die("out of memory");
+	if (s->o.ncpus > 1)
+		s->expected_threads = create_file(s->o.out, "expected.threads");
 }
 
 /* The sideband of CMD's start, and its first thread on the CPU. */
@@ -1472,19 +1584,22 @@ static void start_thread(struct synth *s, struct sched *sc)
 	t = tadd(sc, s->pid);
 	t->st = T_READY;
 	t->ip = get_ip(s->pid, NULL);
+	t->cpu = 0;
 	sc->cur = 0;
 }
 
 /* The end of the trace, perf.data's features and expected.insn closed. */
 static void finish_trace(struct synth *s, int argc, char **argv)
 {
-	check(s, ptgen_finish(s->gen), "packet generation");
+	check(s, synth_cpus_finish(&s->cpus), "packet generation");
 	if (s->snap && snapring_pending(s->snap))
 		check(s, write_snapshot(s), "the last snapshot");
 	write_features(s, argc, argv);
+	if (s->o.ncpus > 1)
+		perfwrite_feat_nrcpus(s->pw, (uint32_t)s->o.ncpus, (uint32_t)s->o.ncpus);
 	if (perfwrite_close(s->pw, s->err, sizeof(s->err)))
 		synth_die("%s", s->err);
-	if (fclose(s->expected))
+	if (fclose(s->expected) || (s->expected_threads && fclose(s->expected_threads)))
 		synth_die("cannot write expected.insn");
 }
 
@@ -1517,6 +1632,8 @@ static void write_info(struct synth *s, const struct sched *sc, const struct ptg
 		(unsigned long long)gs->pgds);
 	fprintf(f, "tscs=%llu\nmtcs=%llu\ncycs=%llu\n", (unsigned long long)gs->tscs,
 		(unsigned long long)gs->mtcs, (unsigned long long)gs->cycs);
+	if (s->o.ncpus > 1)
+		fprintf(f, "cpus=%d\n", s->o.ncpus);
 	if (s->jit_dumps || s->jit_dump_errors)
 		jit_report(s, f);
 	sampler_free(s->smp, f);
@@ -1558,11 +1675,11 @@ int main(int argc, char **argv)
 	write_text_store(s, s->o.out);
 	narchived = s->o.archive ? write_archive(s, s->o.out) : 0;
 	synth_write_cmd(create_file(s->o.out, "cmd"), argc, argv);
-	ptgen_get_stats(s->gen, &gs);
+	synth_cpus_stats(&s->cpus, &gs);
 	write_info(s, &sc, &gs);
 	jitconv_free(s->jc);
+	synth_cpus_free(&s->cpus);
 	snapring_free(s->snap);
-	ptgen_free(s->gen);
 	cs_close(&s->cs);
 	fprintf(stderr, "ptsynth: %llu instructions, %llu trace bytes, %zu files "
 		"archived -> %s\n", (unsigned long long)s->ninsns,

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "backend_choice.h"
+#include "queuemerge.h"
 #include "perf_abi.h"
 #include "coresight.h"
 #include "fastpt.h"
@@ -108,9 +109,9 @@ static int new_ipt_backend(const struct ptd_open_opts *o, struct input *in,
 	struct intelpt_params pr = *p;
 
 	pr.resync_on_error = !!(o->flags & PTD_OPEN_RESYNC_ON_ERROR);
-	pr.machines = in->machines;
+	/* a raw trace's memory is one space: PIP.NR picks none */
+	pr.machines = sb ? in->machines : NULL;
 	pr.guest_code = !!(o->flags & PTD_OPEN_GUEST_CODE);
-	warn_undecodable(in, p, q, n);
 	if (o->decoder == PTD_DECODER_LIBIPT)
 		return intelpt_new(&pr, q, n, in->st, sb, out, err, errlen);
 	return fastpt_new(&pr, q, n, in->st, sb, o->threads, o->block_cache_max,
@@ -203,6 +204,7 @@ static int open_raw_pt(const struct ptd_open_opts *o, struct input *in,
 	q.file_backed = 1;
 	q.cpu = -1;
 	q.pid = q.tid = IMGSTORE_KERNEL;
+	warn_undecodable(in, &params, &q, 1);
 	return new_ipt_backend(o, in, &params, &q, 1, NULL, out, err, errlen);
 }
 
@@ -257,6 +259,54 @@ static void ipt_queue_of(struct input *in, size_t i, struct intelpt_queue *iq)
 	}
 }
 
+/* One timeline (queuemerge.h): several per-CPU queues with timestamps,
+ * unless the caller asks for queue order or only counts.  Without TSC
+ * packets perf decodes queue after queue (timeless), and so do we. */
+static int merge_queues(const struct ptd_open_opts *o, const struct input *in)
+{
+	int per_cpu = in->aux_npriv > INTELPT_INFO_PER_CPU_MMAPS &&
+		      in->aux_priv[INTELPT_INFO_PER_CPU_MMAPS];
+
+	return in->nqueues > 1 && per_cpu && perf_pt_have_tsc(in) &&
+	       !(o->flags & (PTD_OPEN_PER_QUEUE | PTD_OPEN_COUNT_ONLY));
+}
+
+/* A backend per queue, merged in time order. */
+static int new_merged_ipt(const struct ptd_open_opts *o, struct input *in,
+			  const struct intelpt_params *p,
+			  const struct intelpt_queue *iq, struct backend **out,
+			  char *err, size_t errlen)
+{
+	struct backend **be = calloc(in->nqueues, sizeof(*be));
+	uint64_t *stops = malloc((in->nrecord_times + 1) * sizeof(*stops));
+	int rc = 0;
+	size_t i;
+
+	if (!be || !stops) {
+		free(be);
+		free(stops);
+		return PTD_ERR_NOMEM;
+	}
+	for (i = 0; i < in->nrecord_times; i++)
+		stops[i] = intelpt_perf_to_tsc(p, in->record_times[i]);
+	for (i = 0; i < in->nqueues && !rc; i++)
+		rc = new_ipt_backend(o, in, p, &iq[i], 1, in->sb, &be[i], err, errlen);
+	if (rc) {
+		for (size_t k = 0; k + 1 < i; k++)
+			be[k]->destroy(be[k]);
+		free(be);
+		free(stops);
+		return rc;
+	}
+	rc = queuemerge_new(be, in->nqueues, !!(o->flags & PTD_OPEN_BRANCH_ORDER),
+			    stops, p->have_time ? in->nrecord_times : 0, out);
+	free(be);
+	free(stops);
+	if (rc)
+		util_errf(err, errlen, "out of memory");
+	return rc;
+}
+
 static int open_perf_pt(const struct ptd_open_opts *o, struct input *in,
 			struct backend **out, char *err,
 			size_t errlen)
@@ -277,8 +327,12 @@ static int open_perf_pt(const struct ptd_open_opts *o, struct input *in,
 		return PTD_ERR_NOMEM;
 	for (size_t i = 0; i < in->nqueues; i++)
 		ipt_queue_of(in, i, &iq[i]);
-	rc = new_ipt_backend(o, in, &params, iq, in->nqueues, in->sb, out,
-			     err, errlen);
+	warn_undecodable(in, &params, iq, in->nqueues);
+	if (merge_queues(o, in))
+		rc = new_merged_ipt(o, in, &params, iq, out, err, errlen);
+	else
+		rc = new_ipt_backend(o, in, &params, iq, in->nqueues, in->sb, out,
+				     err, errlen);
 	free(iq);
 	return rc;
 }

@@ -90,6 +90,18 @@ uint64_t intelpt_tsc_to_perf(const struct intelpt_params *p, uint64_t tsc)
 	       ((rem * p->time_mult) >> p->time_shift);
 }
 
+uint64_t intelpt_perf_to_tsc(const struct intelpt_params *p, uint64_t ns)
+{
+	uint64_t t, quot, rem;
+
+	if (!p->have_time || p->time_shift >= 64)
+		return 0;
+	t = ns - p->time_zero;
+	quot = t / p->time_mult;
+	rem = t % p->time_mult;
+	return (quot << p->time_shift) + (rem << p->time_shift) / p->time_mult;
+}
+
 int intelpt_params_cpu(struct intelpt_params *p, const char *spec)
 {
 	unsigned f, m, s = 0;
@@ -204,7 +216,7 @@ static int read_mem(uint8_t *buf, size_t size, const struct pt_asid *asid,
 	b->mem_rc = n;
 	b->mem_hit = hit;
 	b->mem_fail_ip = ip;
-	if (b->nr) {
+	if (b->nr && b->p.machines) {
 		char why[320];
 
 		machines_explain(b->p.machines, b->p.guest_code, b->pid, b->tid,
@@ -224,7 +236,7 @@ static int read_mem(uint8_t *buf, size_t size, const struct pt_asid *asid,
 int32_t intelpt_space(const struct intelpt_params *p, int32_t host_pid,
 		      int32_t host_tid, uint64_t t, int nr)
 {
-	if (!nr)
+	if (!nr || !p->machines)
 		return host_pid;
 	return machines_guest_space(p->machines, p->guest_code, host_pid,
 				    host_tid, t);

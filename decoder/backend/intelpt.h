@@ -135,6 +135,10 @@ int intelpt_new(const struct intelpt_params *p,
  * classes and times the same way. */
 struct pt_event;
 uint64_t intelpt_tsc_to_perf(const struct intelpt_params *p, uint64_t tsc);
+/* The TSC of a perf-clock time as perf computes it (perf_time_to_tsc:
+ * what its decoder compares with its queues' timestamps); 0 without a
+ * clock. */
+uint64_t intelpt_perf_to_tsc(const struct intelpt_params *p, uint64_t ns);
 /* Fills ev from a libipt event; returns 0, or -1 for events that have no
  * flow event (timing, cbr, ...).  ev's context fields are left alone. */
 int intelpt_convert_event(const struct intelpt_params *p,

@@ -15,7 +15,7 @@
 enum {
 	O_INSN = 256, O_BRANCHES, O_CALLS, O_STATS, O_FORMAT, O_PT, O_RAW,
 	O_ELF, O_PAGES, O_CPU, O_SYSROOT, O_SEARCH, O_VMLINUX, O_KALLSYMS,
-	O_CPUF, O_PID, O_TID, O_TIME, O_MAXI, O_NOVER, O_RESYNC, O_GUESTCODE, O_NOSYM, O_NODIS,
+	O_CPUF, O_PID, O_TID, O_TIME, O_MAXI, O_NOVER, O_RESYNC, O_GUESTCODE, O_PERQ, O_NOSYM, O_NODIS,
 	O_ATT, O_VERSION, O_DECODER, O_SRC, O_COVERAGE, O_BCACHE, O_WTHREAD,
 	O_PERFETTO, O_SAMPLES, O_CHECKCC,
 	O_FILTER,   /* + 3 * n + (0 cfg, 1 a, 2 b): --filter:addrN_* */
@@ -54,6 +54,7 @@ static const struct option long_opts[] = {
 	{ "no-versioning", no_argument, 0, O_NOVER },
 	{ "resync-on-error", no_argument, 0, O_RESYNC },
 	{ "guest-code", no_argument, 0, O_GUESTCODE },
+	{ "per-queue", no_argument, 0, O_PERQ },
 	{ "no-sym", no_argument, 0, O_NOSYM },
 	{ "no-disasm", no_argument, 0, O_NODIS },
 	{ "att", no_argument, 0, O_ATT },
@@ -138,6 +139,8 @@ static void usage(FILE *f)
 "                       the next TIP, TIP.PGE or OVF, not the next PSB\n"
 "  --guest-code         Intel PT: guest code (PIP.NR=1) without guest\n"
 "                       sideband is the hypervisor process's memory\n"
+"  --per-queue          several CPUs' queues: one queue after another\n"
+"                       (default: one timeline merged in time order)\n"
 "  --write-thread       text output written by a thread of its own (off:\n"
 "                       slower on 2 cores, see docs/ARCHITECTURE.md)\n"
 "  --no-versioning      debug: decode with the last version of each\n"
@@ -302,6 +305,9 @@ static int parse_decoding(struct cli_opts *o, int c, const char *arg)
 	case O_GUESTCODE:
 		o->open.flags |= PTD_OPEN_GUEST_CODE;
 		return 0;
+	case O_PERQ:
+		o->open.flags |= PTD_OPEN_PER_QUEUE;
+		return 0;
 	default:   /* O_NOVER */
 		o->open.flags |= PTD_OPEN_NO_VERSIONING;
 		return 0;
@@ -410,7 +416,7 @@ static int parse_one(struct cli_opts *o, int c, char *arg)
 	case O_CPUF: case O_PID: case O_TID: case O_TIME:
 		return parse_input(o, c, arg) ? 2 : -1;
 	case O_DECODER: case 'j': case O_BCACHE: case O_MAXI: case O_NOVER:
-	case O_RESYNC: case O_GUESTCODE:
+	case O_RESYNC: case O_GUESTCODE: case O_PERQ:
 		return parse_decoding(o, c, arg) ? 2 : -1;
 	default:
 		if (c >= O_FILTER && c < O_FILTER + 12)
@@ -458,6 +464,9 @@ static void derive_open_flags(struct cli_opts *o)
 	if (o->view.kind == VIEW_INSN && o->view.show_disasm && !o->view.att &&
 	    !o->view.json)
 		o->open.flags |= PTD_OPEN_INSN_TEXT;
+	/* the flow views pair each branch with what follows it */
+	if (o->view.kind != VIEW_INSN && o->view.kind != VIEW_NONE)
+		o->open.flags |= PTD_OPEN_BRANCH_ORDER;
 	o->open.raw_images = o->raws;
 	o->open.n_raw_images = o->nraw;
 	o->open.search_path = o->nsearch ? o->search : NULL;

@@ -28,6 +28,7 @@ struct view {
 	struct ptd_session *s;
 	struct ptd_disasm *dis;
 	struct ptd_event pend;      /* last instruction, for branches/calls */
+	struct ptd_event bctx;      /* a branch line's context (branch_ctx) */
 	int have_pend;
 	int depth;
 	int32_t depth_tid;
@@ -39,6 +40,12 @@ struct view {
 	struct ptd_event *parked;   /* VIEW_PERFETTO: per thread, the branch
 				     * pending when it was interrupted */
 	size_t nparked, pcap;
+	struct qdepth {             /* call depth of each queue's thread */
+		int depth;
+		int32_t tid;
+	} *qd;
+	size_t nqd, qdcap;
+	long qd_cur;                /* queue whose depth is in depth, -1 */
 };
 
 struct view *view_new(const struct view_opts *o, struct ptd_session *s)
@@ -50,6 +57,7 @@ struct view *view_new(const struct view_opts *o, struct ptd_session *s)
 	v->o = *o;
 	v->s = s;
 	v->depth_tid = -2;
+	v->qd_cur = -1;
 	if (ptd_disasm_new(&v->dis, &(struct ptd_disasm_opts){
 			.sz = sizeof(struct ptd_disasm_opts),
 			.flags = o->att ? PTD_DISASM_ATT : 0 }) < 0) {
@@ -81,6 +89,7 @@ void view_free(struct view *v)
 	writer_fini(&v->w);
 	perfetto_free(v->pf);
 	free(v->parked);
+	free(v->qd);
 	free(v->fc);
 	free(v->arena);
 	ptd_disasm_free(v->dis);
@@ -305,8 +314,7 @@ static void print_insn(struct view *v, const struct ptd_event *ev)
 				json_str(f, hashp + 4);
 			}
 		}
-		if (v->o.show_time)
-			print_ctx(v, ev);
+		print_ctx(v, ev);   /* every JSON line says where and when */
 		fputs("}\n", f);
 		return;
 	}
@@ -399,6 +407,20 @@ static const char *branch_kind(struct view *v, const struct ptd_event *p,
 	default:
 		return NULL;
 	}
+}
+
+/* Where a branch line is said to be: the thread and CPU of what came
+ * after it, the time of the branch (perf's branch samples), which a
+ * timing packet before its target may not have. */
+static const struct ptd_event *branch_ctx(struct view *v, const struct ptd_event *p,
+					  const struct ptd_event *ev)
+{
+	if (!(p->flags & PTD_EVF_TIME_VALID) || !(ev->flags & PTD_EVF_TIME_VALID) ||
+	    p->time == ev->time)
+		return ev;
+	v->bctx = *ev;
+	v->bctx.time = p->time;
+	return &v->bctx;
 }
 
 static void print_branch(struct view *v, const char *kind, uint64_t from,
@@ -557,6 +579,29 @@ static void settle_run(struct view *v, int32_t tid)
 		}
 }
 
+/* Call depth follows each queue (CPU) on its own, so that a timeline
+ * merged from several shows each queue's calls as it alone would. */
+static void queue_depth(struct view *v, uint32_t q)
+{
+	if (v->qd_cur == (long)q)
+		return;
+	if (q >= v->nqd) {
+		if (util_grow((void **)&v->qd, &v->qdcap, (size_t)q + 1, sizeof(*v->qd)))
+			return;  /* out of memory: depth carries over */
+		for (; v->nqd <= q; v->nqd++) {
+			v->qd[v->nqd].depth = 0;
+			v->qd[v->nqd].tid = -2;
+		}
+	}
+	if (v->qd_cur >= 0) {
+		v->qd[v->qd_cur].depth = v->depth;
+		v->qd[v->qd_cur].tid = v->depth_tid;
+	}
+	v->depth = v->qd[q].depth;
+	v->depth_tid = v->qd[q].tid;
+	v->qd_cur = (long)q;
+}
+
 /* Branch and call views: look at the pending instruction once we know
  * what came after it. */
 static void flow_step(struct view *v, const struct ptd_event *ev)
@@ -570,6 +615,9 @@ static void flow_step(struct view *v, const struct ptd_event *ev)
 			settle_run(v, v->depth_tid);
 		perfetto_event(v->pf, ev);
 	}
+	if (v->have_pend && ev->queue != v->pend.queue)
+		v->have_pend = 0;   /* its queue ended: where it went is unknown */
+	queue_depth(v, ev->queue);
 	if (v->nparked && !v->have_pend &&
 	    (ev->kind == PTD_EV_ENABLED || ev->kind == PTD_EV_INSN))
 		unpark(v, ev->tid);
@@ -601,11 +649,11 @@ static void flow_step(struct view *v, const struct ptd_event *ev)
 		}
 		if (kind) {
 			if (v->o.kind == VIEW_BRANCHES)
-				print_branch(v, kind, p->ip, to, ev);
+				print_branch(v, kind, p->ip, to, branch_ctx(v, p, ev));
 			else if (v->pf)
 				perfetto_flow(v, kind, to, ev);
 			else if (!strcmp(kind, "call") || !strcmp(kind, "indirect-call")) {
-				print_call(v, "call", to, ev);
+				print_call(v, "call", to, branch_ctx(v, p, ev));
 				if (v->depth < MAX_DEPTH)
 					v->depth++;
 			} else if (!strcmp(kind, "return")) {
@@ -644,6 +692,11 @@ static void flow_step(struct view *v, const struct ptd_event *ev)
 		 * when the timing packets cannot order them: the pending
 		 * branch goes to the IP the next thread runs at, where perf
 		 * reports it too */
+		return;
+	case PTD_EV_EXEC_MODE:
+	case PTD_EV_TIME:
+		/* libipt reports the mode of each PSB+, which may fall between
+		 * a branch and its target: the flow goes on */
 		return;
 	case PTD_EV_ERROR:
 	case PTD_EV_GAP:

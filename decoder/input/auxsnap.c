@@ -2,6 +2,7 @@
 #include "auxsnap.h"
 #include "input.h"
 #include "intelpt_overlap.h"
+#include "perf.h"
 #include "perf_abi.h"
 #include "perfdata.h"
 #include "util.h"
@@ -9,24 +10,6 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* perf's intel_pt_have_tsc: every intel_pt event has config's TSC bit. */
-static int have_tsc(const struct input *in)
-{
-	const struct perfdata_info *info = perfdata_get_info(in->pd);
-	uint64_t type = in->aux_priv[INTELPT_INFO_PMU_TYPE];
-	uint64_t bit = in->aux_priv[INTELPT_INFO_TSC_BIT];
-	int n = 0;
-
-	for (size_t i = 0; i < info->nattrs; i++) {
-		if (info->attrs[i].type != type)
-			continue;
-		if (!(info->attrs[i].config & bit))
-			return 0;
-		n++;
-	}
-	return n > 0 && bit;
-}
 
 static int snapshot_mode(const struct input *in)
 {
@@ -115,7 +98,7 @@ int auxsnap_fix_queues(struct input *in, char *err, size_t errlen)
 
 	if (!snapshot_mode(in))
 		return 0;
-	tsc = have_tsc(in);
+	tsc = perf_pt_have_tsc(in);
 	for (size_t i = 0; i < in->nqueues; i++)
 		cap += in->queues[i].npieces ? in->queues[i].npieces : 1;
 	out = calloc(cap ? cap : 1, sizeof(*out));

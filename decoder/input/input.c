@@ -57,6 +57,7 @@ void input_free(struct input *in)
 	free(in->file_maps);
 	free(in->queues);
 	free(in->chunks);
+	free(in->record_times);
 	free(in->aux_priv);
 	free(in->hw_ids);
 	perfdata_close(in->pd);

@@ -103,6 +103,11 @@ struct input {
 	int have_aux_info;
 	struct input_hw_id *hw_ids;
 	size_t nhw_ids, hwcap;
+	/* perf-clock times of the kernel's records (types below 64) in
+	 * file order: perf's decoder decodes its queues up to each before
+	 * handling it, which the timeline merge follows at equal times */
+	uint64_t *record_times;
+	size_t nrecord_times, rtcap;
 	int cs_raw_format;              /* AUX records said TRBE (unformatted) */
 	/* intel_pt IP filters (perf record --filter), each placed at the
 	 * first executable mapping of its file that the sideband shows */

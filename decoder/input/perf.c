@@ -376,11 +376,30 @@ static int not_added(int rc, char *err, size_t errlen)
 	return rc;
 }
 
+/* The time of a kernel record, for the timeline merge (input.h), unless
+ * the queues will not be merged. */
+static int note_time(struct input *in, const struct perfdata_record *r)
+{
+	if (r->type >= PD_RECORD_HEADER_ATTR || !r->sid.has_time || !r->sid.time ||
+	    r->sid.time == UINT64_MAX ||
+	    (in->opts->flags & (PTD_OPEN_PER_QUEUE | PTD_OPEN_COUNT_ONLY)))
+		return 0;
+	if (util_grow((void **)&in->record_times, &in->rtcap, in->nrecord_times + 1,
+		      sizeof(*in->record_times)))
+		return PTD_ERR_NOMEM;
+	in->record_times[in->nrecord_times++] = r->sid.time;
+	return 0;
+}
+
 int perf_on_record(struct input *in, const struct perfdata_record *r,
 		   char *err, size_t errlen)
 {
 	uint64_t t = r->sid.has_time ? r->sid.time : 0;
 
+	if (note_time(in, r)) {
+		util_errf(err, errlen, "out of memory");
+		return PTD_ERR_NOMEM;
+	}
 	if (guest_is_record(r) && r->type != PD_RECORD_MMAP &&
 	    r->type != PD_RECORD_MMAP2 && r->type != PD_RECORD_LOST &&
 	    r->type != PD_RECORD_LOST_SAMPLES)
@@ -423,6 +442,24 @@ int perf_on_record(struct input *in, const struct perfdata_record *r,
 	default:
 		return 0;
 	}
+}
+
+/* perf's intel_pt_have_tsc: every intel_pt event has config's TSC bit. */
+int perf_pt_have_tsc(const struct input *in)
+{
+	const struct perfdata_info *info = perfdata_get_info(in->pd);
+	uint64_t type = in->aux_priv[INTELPT_INFO_PMU_TYPE];
+	uint64_t bit = in->aux_priv[INTELPT_INFO_TSC_BIT];
+	int n = 0;
+
+	for (size_t i = 0; i < info->nattrs; i++) {
+		if (info->attrs[i].type != type)
+			continue;
+		if (!(info->attrs[i].config & bit))
+			return 0;
+		n++;
+	}
+	return n > 0 && bit;
 }
 
 int perf_read_sideband(struct input *in, char *err, size_t errlen)

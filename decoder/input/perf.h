@@ -32,6 +32,10 @@ struct perfdata_record;
 int perf_on_record(struct input *in, const struct perfdata_record *r,
 		   char *err, size_t errlen);
 
+/* 1 when every intel_pt event of the perf.data records TSC packets
+ * (perf's intel_pt_have_tsc); else its Intel PT decode is timeless. */
+int perf_pt_have_tsc(const struct input *in);
+
 /* Makes the pieces of queue i of the input ctx contiguous, for decoders
  * that read one buffer (intelpt_queue.assemble).  Returns 0 or
  * PTD_ERR_NOMEM. */

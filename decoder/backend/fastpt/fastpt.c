@@ -270,10 +270,13 @@ static int fast_block_insn(const struct backend *base, const struct ptd_block *b
 	const struct fblock *b = blk->priv;
 	struct ptd_block_info info;
 
+	const struct segment *seg;
+
 	if (!b || i >= blk->ninsn || i >= b->ninsn ||
 	    fast_block_info(base, blk, &info))
 		return PTD_ERR_INVAL;
 	insn_event(b, &info, i, ev);
+	ev->tsc = block_ctx((const struct fast_backend *)base, blk, &seg)->tsc;
 	return 0;
 }
 
@@ -301,10 +304,16 @@ static int fast_next(struct backend *base, struct ptd_event *ev)
 				const struct fblock *b = blk->priv;
 
 				/* the block's info once, not per instruction */
-				if (!fb->insn_i && (!b || blk->ninsn > b->ninsn ||
-						    fast_block_info(base, blk, &fb->run_info)))
-					return PTD_ERR_INVAL;
+				if (!fb->insn_i) {
+					const struct segment *seg;
+
+					if (!b || blk->ninsn > b->ninsn ||
+					    fast_block_info(base, blk, &fb->run_info))
+						return PTD_ERR_INVAL;
+					fb->run_tsc = block_ctx(fb, blk, &seg)->tsc;
+				}
 				insn_event(b, &fb->run_info, fb->insn_i++, ev);
+				ev->tsc = fb->run_tsc;
 				return 0;
 			}
 			fb->run_i++;

@@ -70,6 +70,7 @@ struct fast_backend {
 	size_t run_n, run_i;
 	uint32_t insn_i;
 	struct ptd_block_info run_info;  /* of run[run_i], once insn_i > 0 */
+	uint64_t run_tsc;                /* and the TSC of its context */
 };
 
 /* Per-worker state. */

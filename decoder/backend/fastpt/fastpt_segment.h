@@ -22,6 +22,8 @@
 struct fctx {
 	int32_t pid, tid;
 	uint64_t time;            /* perf ns, 0 unknown */
+	uint64_t tsc;             /* the TSC it is from (0 unknown): the
+				   * timeline's merge key (queuemerge.h) */
 };
 
 struct segment {

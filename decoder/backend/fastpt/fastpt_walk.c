@@ -487,6 +487,7 @@ static int new_ctx(struct walk *k)
 	s->ctxs[s->nctx].pid = k->ev_pid;
 	s->ctxs[s->nctx].tid = k->ev_tid;
 	s->ctxs[s->nctx].time = k->at.time == IMGSTORE_TIME_UNKNOWN ? 0 : k->at.time;
+	s->ctxs[s->nctx].tsc = k->at.time == IMGSTORE_TIME_UNKNOWN ? 0 : k->tsc;
 	k->ctx = (uint32_t)s->nctx++;
 	k->ctx_dirty = 0;
 	return 0;

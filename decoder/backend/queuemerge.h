@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * queuemerge (stage: backend/) - one timeline from several trace queues:
+ * a backend over one backend per queue (a CPU's trace each) that hands
+ * out their events merged in time order, as perf script prints a
+ * system-wide trace.
+ *
+ * The rule is perf's (tools/perf/util/intel-pt.c with auxtrace.c's heap):
+ * each queue is keyed by the timestamp (TSC) of its next event, never
+ * going back; the queue being decoded goes on while its next key is at
+ * most the smallest key of the others, then goes back into a binary heap
+ * that breaks ties as perf's does (an entry equal to its parent stays
+ * below it; a pop moves the smaller child up, the right one when they
+ * are equal).  Events without a time take the queue's last key.  perf
+ * also decodes its queues only up to each sideband record's time before
+ * handling that record, so a queue stops (and goes back into the heap)
+ * at a record's TSC too: with the records' TSCs given, equal keys come
+ * out as in perf.  Look-ahead is one event per queue, so memory does not
+ * grow with the trace.
+ *
+ * For views of branches: where a branch went is its queue's next
+ * instruction (or the event that ends or interrupts the flow), which may
+ * carry a later time (a timing packet between them).  perf orders a
+ * branch sample by the branch's own time; with branch order on, the
+ * events after a branch instruction follow it at once, up to the one
+ * that says where it went, so a view pairing them finds them together.
+ */
+#ifndef PTD_QUEUEMERGE_H
+#define PTD_QUEUEMERGE_H
+
+#include <stddef.h>
+
+#include "backend.h"
+
+/* A backend merging be[0..n) (queue i's events come from be[i], and get
+ * queue = i), in branch order (above) when branch_order, stopping at the
+ * TSCs of the sideband records stops[0..nstops) (any order; copied); it
+ * owns the backends from here on, also on failure.  Returns 0 or
+ * PTD_ERR_NOMEM. */
+int queuemerge_new(struct backend **be, size_t n, int branch_order,
+		   const uint64_t *stops, size_t nstops, struct backend **out);
+
+#endif
