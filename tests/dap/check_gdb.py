@@ -10,7 +10,9 @@ ran it):
      same as gdb's breakpoints with `bt`;
   2. a function breakpoint on FUNCTION: every hit with its backtrace, as
      gdb's `break FUNCTION` (stopOnEntry, then continue);
-  3. reverse: under gdb's `record full`, continue then reverse-continue
+  3. an instruction breakpoint at its first instruction, as gdb's
+     `break *ADDR`, also with hitCondition "%2" (every second of gdb's hits);
+  4. reverse: under gdb's `record full`, continue then reverse-continue
      on the first of BP_LINES stop at the same hits (backtraces) as
      continue then reverseContinue.
 
@@ -168,7 +170,26 @@ if func:
     check(r['success'] and r['body']['breakpoints'][0]['verified'],
           'setFunctionBreakpoints: %s' % r)
     c.request('continue', threadId=tid)
+    ev = c.wait_event('stopped')['body']
+    check(ev['reason'] == 'function breakpoint', 'function breakpoint: %s' % ev)
+    addr = c.request('stackTrace', threadId=tid)['body']['stackFrames'][0][
+        'instructionPointerReference']
+    c.events.insert(0, {'type': 'event', 'event': 'stopped', 'body': ev})
     compare_hits(c, tid, 'function breakpoint', want, 'function breakpoint ' + func)
+
+    # 3. an instruction breakpoint at the function's first instruction,
+    # as gdb's `break *ADDR` (and, with hitCondition %2, every second hit)
+    want = gdb_hits(['*' + addr])
+    for cond, exp in ((None, want), ('%2', want[1::2])):
+        c, tid = launch([], True)
+        c.wait_event('stopped')
+        bp = {'instructionReference': addr}
+        if cond:
+            bp['hitCondition'] = cond
+        c.request('setInstructionBreakpoints', breakpoints=[bp])
+        c.request('continue', threadId=tid)
+        compare_hits(c, tid, 'instruction breakpoint', exp,
+                     'instruction breakpoint %s%s' % (addr, ' hitCondition ' + cond if cond else ''))
 
 # reverse-continue: back to the previous breakpoint hits, with backtraces
 N_FWD, N_BACK = 4, 3
