@@ -1,4 +1,4 @@
-/* cursor_oracle TRACE [SAMPLES [need-stops]]: the trace index and cursor against a
+/* cursor_oracle TRACE [SAMPLES [need-stops|no-line-finds]]: the trace index and cursor against a
  * linear decode of a second session on the same trace (the oracle).  The
  * linear decode records, per thread in order, every instruction (ip,
  * size, class, time, CPU, image version, bytes) and stop (error, gap,
@@ -8,7 +8,8 @@
  * number and time) must give the same instruction, time and stack
  * (call sites and return addresses, then one unknown frame); walks
  * forwards then backwards must return to the same positions; finds
- * (depth below, an address) must stop where a linear scan does. */
+ * (depth below, an address, a line change) must stop where a linear scan
+ * does (lines from ptd_source_line on a third session). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -202,6 +203,30 @@ static int linear(const char *path, int with_samples)
 	return 0;
 }
 
+/* Source lines for the line finds' oracle: ptd_source_line on a session
+ * of its own, cached by address (the fixtures' code has one version). */
+static struct ptd_session *lines_s;
+static struct lcache { uint64_t ip; int have; unsigned int line; char file[256]; } lcache[4096];
+
+static int line_at(const struct rec *r, int32_t pid, const char **file,
+		   unsigned int *line)
+{
+	struct lcache *e = &lcache[(r->ip ^ (r->ip >> 12)) & 4095];
+
+	if (r->stop)
+		return 0;
+	if (e->ip != r->ip || !e->have) {
+		e->ip = r->ip;
+		e->have = 1;
+		if (ptd_source_line(lines_s, pid, r->ip, e->file, sizeof(e->file),
+				    &e->line) || !e->line)
+			e->line = 0;
+	}
+	*file = e->file;
+	*line = e->line;
+	return e->line != 0;
+}
+
 static int same_insn(const struct ptd_cursor_pos *p, const struct rec *r)
 {
 	if (r->stop)
@@ -222,7 +247,7 @@ int main(int argc, char **argv)
 	double t0, tbuild, tseek = 0, tstack = 0, tstep = 0;
 	uint64_t nseek = 0, nstack = 0, nstep = 0, nfind = 0;
 	double tfind = 0;
-	uint64_t nstopchk = 0;
+	uint64_t nstopchk = 0, linefinds = 0;
 
 	if (argc < 2) {
 		fprintf(stderr, "usage: cursor_oracle TRACE [SAMPLES]\n");
@@ -272,6 +297,13 @@ int main(int argc, char **argv)
 	}
 	if (linear(argv[1], 1))
 		return 1;
+	/* no-line-finds: see tests/lib/CMakeLists.txt */
+	if (argc > 3 && !strcmp(argv[3], "no-line-finds"))
+		lines_s = NULL;
+	else if (ptd_open(&lines_s, argv[1], NULL) < 0) {
+		ptd_close(lines_s);
+		lines_s = NULL;
+	}
 	for (k = 0; k < nth; k++) {
 		struct thr *t = &th[k];
 		struct ptd_cursor *c;
@@ -285,6 +317,11 @@ int main(int argc, char **argv)
 			insn_of[j] = insn;
 			insn += !t->r[j].stop;
 		}
+		struct ptd_index_thread ti;
+		int32_t pid;
+
+		ptd_index_thread(ix, k, &ti);
+		pid = ti.pid;
 		if (ptd_cursor_open(&c, ix, t->tid, NULL)) {
 			CHECK(0, "cannot open a cursor on thread %d", t->tid);
 			continue;
@@ -413,6 +450,48 @@ int main(int argc, char **argv)
 				nstep += 2 * (uint64_t)n;
 				walks++;
 			}
+			/* Line finds against a linear scan of ptd_source_line. */
+			if (w % 16 == 2 && lines_s) {
+				struct ptd_find_opts fo = { .sz = sizeof(fo) };
+				const char *f0 = NULL, *fq;
+				char f0c[256];
+				unsigned int l0 = 0, lq, found;
+				uint64_t q, want = UINT64_MAX, lim = 200000;
+				int back = (int)(rnd() & 1), rc, has0;
+
+				has0 = line_at(r, pid, &f0, &l0);
+				snprintf(f0c, sizeof(f0c), "%s", has0 ? f0 : "");
+				fo.what = PTD_FIND_LINE_CHANGE;
+				fo.backward = back;
+				for (q = pos; lim-- && (back ? q-- > 0 : ++q < t->n);) {
+					if (t->r[q].stop || (line_at(&t->r[q], pid, &fq, &lq) &&
+							     (!has0 || lq != l0 || strcmp(fq, f0c)))) {
+						want = q;
+						break;
+					}
+				}
+				if (lim != (uint64_t)-1) {
+					ptd_cursor_seek_pos(c, pos);
+					rc = ptd_cursor_find(c, &fo, &found);
+					ptd_cursor_get(c, &p);
+					if (want == UINT64_MAX)
+						CHECK(rc == PTD_ERR_END && p.pos == (back ? 0 : t->n - 1),
+						      "line change from %" PRIu64 ": pos %" PRIu64
+						      ", want the end", pos, p.pos);
+					else {
+						const char *fa = "";
+						unsigned int la = 0;
+
+						line_at(&t->r[p.pos], pid, &fa, &la);
+						CHECK(rc == 0 && p.pos == want,
+						      "line change %s from %" PRIu64 " (line %u): pos %"
+						      PRIu64 " %#" PRIx64 " (%s:%u), want %" PRIu64,
+						      back ? "back" : "fwd", pos, l0, p.pos,
+						      t->r[p.pos].ip, fa, la, want);
+					}
+					linefinds++;
+				}
+			}
 			/* Finds against a linear scan. */
 			if (w % 4 == 0) {
 				struct ptd_find_opts fo = { .sz = sizeof(fo) };
@@ -468,10 +547,10 @@ int main(int argc, char **argv)
 	}
 	printf("cursor_oracle: %zu threads, %" PRIu64 " positions; checked %"
 	       PRIu64 " positions, %" PRIu64 " stacks, %" PRIu64 " walks, %"
-	       PRIu64 " finds; index built in %.3f s; mean seek %.1f us, "
+	       PRIu64 " finds, %" PRIu64 " line finds; index built in %.3f s; mean seek %.1f us, "
 	       "stack %.1f us, step %.2f us, find %.1f ns a position; "
 	       "%d failures\n",
-	       nth, total, checked, stacks, walks, finds, tbuild,
+	       nth, total, checked, stacks, walks, finds, linefinds, tbuild,
 	       nseek ? tseek / nseek * 1e6 : 0.0,
 	       nstack ? tstack / nstack * 1e6 : 0.0,
 	       nstep ? tstep / nstep * 1e6 : 0.0,
@@ -491,6 +570,7 @@ int main(int argc, char **argv)
 	}
 	ptd_index_free(ix);
 	ptd_close(s);
+	ptd_close(lines_s);
 	free(fr);
 	return fails ? 1 : 0;
 }
