@@ -379,6 +379,11 @@ PTD_API void ptd_disasm_free(struct ptd_disasm *d);
 PTD_API int ptd_disasm_text(struct ptd_disasm *d, const struct ptd_event *ev,
 			    char *buf, size_t len);
 
+/* The length in bytes of the first instruction in ev->raw (ev->size bytes
+ * available), or PTD_ERR_DECODE when they are no valid instruction,
+ * PTD_ERR_INVAL for bad arguments. */
+PTD_API int ptd_disasm_length(struct ptd_disasm *d, const struct ptd_event *ev);
+
 /* What an instruction event's branch is, beyond ev->iclass. */
 struct ptd_branch_info {
 	int indirect;         /* the target comes from a register or memory */
@@ -631,6 +636,184 @@ PTD_API const char *ptd_thread_name(const struct ptd_session *s, int tid);
 PTD_API const char *ptd_event_kind_name(int kind);
 /* Textual name of an instruction class ("call", "cond", ...). */
 PTD_API const char *ptd_iclass_name(int iclass);
+
+
+/* ------------------------------------------------------------------ */
+/* Trace index and cursor (time-travel over a recorded trace)          */
+/* ------------------------------------------------------------------ */
+
+/* An index of a session's trace: per thread, in time order, its runs of
+ * instructions (where each starts: queue, instruction number, time, CPU,
+ * image version, call depth) and its decode errors and gaps, cut into
+ * pieces of a fixed number of runs that each keep the call stack at
+ * their start, so seeks and stacks never decode from the start.  Built
+ * by decoding the session once (ptd_next): the session must be freshly
+ * opened and not opened with PTD_OPEN_COUNT_ONLY; it must outlive the
+ * index (symbols, source lines and code bytes come from it).  The index
+ * lives in memory (about 48 bytes a run and one byte an instruction). */
+struct ptd_index;
+
+struct ptd_index_opts {
+	size_t sz;                 /* sizeof(struct ptd_index_opts) */
+	unsigned int flags;        /* none yet */
+};
+
+/* Returns 0 with the index in *out, or a negative error with the message
+ * in ptd_errmsg(s).  opts may be NULL. */
+PTD_API int ptd_index_build(struct ptd_index **out, struct ptd_session *s,
+			    const struct ptd_index_opts *opts);
+PTD_API void ptd_index_free(struct ptd_index *ix);
+
+struct ptd_index_thread {
+	int32_t tid, pid;
+	uint64_t instructions;     /* instructions of the thread */
+	uint64_t positions;        /* instructions + stops (errors, gaps) */
+	uint64_t stops;            /* decode errors, gaps and overflows */
+	uint64_t first_time, last_time; /* perf clock ns, 0 unknown */
+};
+
+/* Number of threads with trace, and the i-th (in order of first
+ * appearance).  ptd_index_thread returns 0 or PTD_ERR_INVAL. */
+PTD_API size_t ptd_index_thread_count(const struct ptd_index *ix);
+PTD_API int ptd_index_thread(const struct ptd_index *ix, size_t i,
+			     struct ptd_index_thread *t);
+
+/* Events the index could not give a thread (a stop with no tid on a queue
+ * that had not run a thread yet): counted, not placed. */
+PTD_API uint64_t ptd_index_unplaced(const struct ptd_index *ix);
+
+/* A position in one thread's execution: an instruction about to execute,
+ * or a stop (a decode error, gap or overflow between two instructions).
+ * Positions are numbered 0..positions-1 in time order; instruction
+ * numbers count the thread's instructions only. */
+struct ptd_cursor;
+
+struct ptd_cursor_opts {
+	size_t sz;                 /* sizeof(struct ptd_cursor_opts) */
+	unsigned int flags;        /* none yet */
+};
+
+/* Opens a cursor on thread tid at its first position.  Returns 0,
+ * PTD_ERR_INVAL (no such thread in the index) or PTD_ERR_NOMEM.  Any
+ * number of cursors may share an index; a cursor is not thread-safe. */
+PTD_API int ptd_cursor_open(struct ptd_cursor **out, struct ptd_index *ix,
+			    int32_t tid, const struct ptd_cursor_opts *opts);
+PTD_API void ptd_cursor_close(struct ptd_cursor *c);
+
+/* Moves to instruction number n (PTD_ERR_END: past the last one, the
+ * cursor does not move), to the first position at or after time t
+ * (PTD_ERR_END: none), or to position p. */
+PTD_API int ptd_cursor_seek_insn(struct ptd_cursor *c, uint64_t n);
+PTD_API int ptd_cursor_seek_time(struct ptd_cursor *c, uint64_t t);
+PTD_API int ptd_cursor_seek_pos(struct ptd_cursor *c, uint64_t p);
+
+/* Moves delta positions forwards (> 0) or backwards (< 0).  Returns 0, or
+ * PTD_ERR_END when the first or last position was reached before
+ * (the cursor then stands there). */
+PTD_API int ptd_cursor_step(struct ptd_cursor *c, int64_t delta);
+
+/* What ptd_cursor_find looks for (any of them). */
+enum ptd_find_what {
+	/* an instruction in one of the address ranges executes */
+	PTD_FIND_ADDR = 1u << 0,
+	/* source line file:line is entered (the instruction before was
+	 * not on it); file may be a path's last components ("a.c") */
+	PTD_FIND_LINE = 1u << 1,
+	/* the source line differs from the one at the start (an
+	 * instruction with line information) */
+	PTD_FIND_LINE_CHANGE = 1u << 2,
+	/* the call depth is below the depth at the start: forwards, the
+	 * instruction the current function returns to; backwards, the call
+	 * that entered it */
+	PTD_FIND_DEPTH_BELOW = 1u << 3,
+	/* reported only: a stop (decode error, gap, overflow); the search
+	 * always stops at one */
+	PTD_FIND_STOP = 1u << 4,
+	/* a statement of another source line than the one at the start
+	 * begins: a row of the DWARF line table at the address has
+	 * is_stmt (where line steps stop) */
+	PTD_FIND_STMT_CHANGE = 1u << 5,
+};
+
+struct ptd_addr_range {
+	uint64_t start, end;       /* [start, end) */
+};
+
+struct ptd_find_opts {
+	size_t sz;                 /* sizeof(struct ptd_find_opts) */
+	unsigned int what;         /* enum ptd_find_what */
+	int backward;              /* search towards the start */
+	const struct ptd_addr_range *ranges; /* PTD_FIND_ADDR */
+	size_t nranges;
+	const char *file;          /* PTD_FIND_LINE */
+	unsigned int line;
+	/* Matches count only at call depths <= start depth + max_depth
+	 * (step over: 0); ignored unless PTD_FIND_MAX_DEPTH is in what. */
+	int max_depth;
+};
+#define PTD_FIND_MAX_DEPTH (1u << 8)
+
+/* Moves at least one position in the search's direction, to the first
+ * position that matches, and sets *found to what matched there (enum
+ * ptd_find_what).  Returns 0, or PTD_ERR_END when the last (first)
+ * position was reached without a match: the cursor stands there and
+ * *found is 0. */
+PTD_API int ptd_cursor_find(struct ptd_cursor *c, const struct ptd_find_opts *f,
+			    unsigned int *found);
+
+/* Where the cursor stands. */
+struct ptd_cursor_pos {
+	uint64_t pos;              /* position number */
+	uint64_t insn;             /* instruction number (of a stop: the next
+				    * instruction's) */
+	int stop;                  /* 1: a stop; ev is the error/gap event */
+	int32_t depth;             /* call depth relative to the thread's
+				    * first instruction */
+	struct ptd_event ev;       /* PTD_EV_INSN (ip, size, raw, iclass,
+				    * mode, image, time, cpu, pid, tid,
+				    * queue) or the stop's event; ev.msg is
+				    * valid while the index lives */
+};
+
+PTD_API int ptd_cursor_get(struct ptd_cursor *c, struct ptd_cursor_pos *p);
+
+enum ptd_frame_flags {
+	/* frames older than the trace: nothing else of it is known */
+	PTD_FRAME_BEFORE_TRACE = 1u << 0,
+	/* function, file and line are known */
+	PTD_FRAME_HAS_SYMBOL = 1u << 1,
+	PTD_FRAME_HAS_LINE = 1u << 2,
+	/* the call that entered the frame is in the trace */
+	PTD_FRAME_HAS_CALL = 1u << 3,
+};
+
+struct ptd_frame {
+	uint32_t flags;            /* enum ptd_frame_flags */
+	int32_t pid;
+	uint64_t pc;               /* frame 0: the cursor's instruction; a
+				    * caller: its call instruction */
+	uint64_t call_site;        /* the call that entered this frame */
+	uint64_t return_addr;      /* where that call returns to */
+	uint64_t call_pos;         /* position number of that call */
+	char function[128];        /* symbol of pc */
+	uint64_t function_off;     /* pc's offset from it */
+	char file[256];            /* source of pc */
+	unsigned int line;
+};
+
+/* The code bytes at addr in the thread's address space as they were at
+ * the cursor's time (the image store's version then).  Returns how many
+ * bytes were read into buf (0 < n <= len; fewer where known code ends),
+ * or PTD_ERR_NO_IMAGE when no code is known at addr then. */
+PTD_API int ptd_cursor_read_code(struct ptd_cursor *c, uint64_t addr,
+				 void *buf, size_t len);
+
+/* The call stack at the cursor, innermost first, ending with one frame
+ * PTD_FRAME_BEFORE_TRACE (what called the oldest traced frame is not in the
+ * trace).  Fills up to max frames; *n is how many there are in all.
+ * Returns 0 or a negative error. */
+PTD_API int ptd_cursor_stack(struct ptd_cursor *c, struct ptd_frame *frames,
+			     size_t max, size_t *n);
 
 #ifdef __cplusplus
 }

@@ -67,6 +67,18 @@ int ptd_disasm_text(struct ptd_disasm *d, const struct ptd_event *ev,
 	return n < 0 ? n : (int)strlen(buf);
 }
 
+int ptd_disasm_length(struct ptd_disasm *d, const struct ptd_event *ev)
+{
+	struct disasm *h;
+	char buf[160];
+
+	if (!d || !ev || !ev->size || ev->size > sizeof(ev->raw))
+		return PTD_ERR_INVAL;
+	if (!(h = for_mode(d, ev->mode)))
+		return PTD_ERR_NOMEM;
+	return disasm_one(h, ev->raw, ev->size, ev->ip, buf, sizeof(buf));
+}
+
 int ptd_disasm_branch(struct ptd_disasm *d, const struct ptd_event *ev,
 		      struct ptd_branch_info *bi)
 {

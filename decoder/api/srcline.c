@@ -94,9 +94,50 @@ static int get_file(struct srcline *s, const char *path, struct srcfile **out,
 	return 0;
 }
 
-/* The line of vaddr in f's DWARF: 0, or PTD_ERR_NO_IMAGE. */
+/* 1 when a row of the line table begins a statement exactly at vaddr
+ * (where a debugger's line step stops), with that row's line in *line. */
+static int stmt_start(Dwarf_Die *cu, uint64_t vaddr, int *line)
+{
+	Dwarf_Lines *lines;
+	size_t n, lo = 0, hi;
+
+	if (dwarf_getsrclines(cu, &lines, &n) != 0)
+		return 0;
+	hi = n;
+	while (lo < hi) {         /* the first row at or after vaddr */
+		size_t mid = lo + (hi - lo) / 2;
+		Dwarf_Addr a = 0;
+
+		dwarf_lineaddr(dwarf_onesrcline(lines, mid), &a);
+		if (a < vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* Any of several rows at one address that begins a statement. */
+	for (; lo < n; lo++) {
+		Dwarf_Line *l = dwarf_onesrcline(lines, lo);
+		Dwarf_Addr a = 0;
+		bool stmt = false, end = false;
+
+		dwarf_lineaddr(l, &a);
+		if (a != vaddr)
+			break;
+		dwarf_linebeginstatement(l, &stmt);
+		dwarf_lineendsequence(l, &end);
+		if (stmt && !end) {
+			dwarf_lineno(l, line);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* The line of vaddr in f's DWARF: 0, or PTD_ERR_NO_IMAGE.  With stmt,
+ * *stmt says whether a statement starts at vaddr (and *line is then its
+ * line). */
 static int file_line(struct srcfile *f, uint64_t vaddr, char *file,
-		     size_t filelen, int *line)
+		     size_t filelen, int *line, int *stmt)
 {
 	Dwarf_Die cu;
 	Dwarf_Line *l;
@@ -115,12 +156,15 @@ static int file_line(struct srcfile *f, uint64_t vaddr, char *file,
 	else
 		snprintf(file, filelen, "%s", src);
 	*line = lineno;
+	if (stmt)
+		*stmt = stmt_start(&cu, vaddr, line);
 	return 0;
 }
 
-int srcline_lookup(struct srcline *s, const char *path, const char *debug,
-		   uint64_t vaddr, char *file, size_t filelen, int *line,
-		   char *err, size_t errlen)
+int srcline_lookup_stmt(struct srcline *s, const char *path,
+			const char *debug, uint64_t vaddr, char *file,
+			size_t filelen, int *line, int *stmt, char *err,
+			size_t errlen)
 {
 	struct srcfile *f;
 	int r;
@@ -130,7 +174,7 @@ int srcline_lookup(struct srcline *s, const char *path, const char *debug,
 	/* A debug file with DWARF has all of it: path is not opened (one
 	 * cache slot per binary, as without debug files). */
 	if (debug && get_file(s, debug, &f, NULL, 0) == 0 && f->dw) {
-		if (file_line(f, vaddr, file, filelen, line) == 0)
+		if (file_line(f, vaddr, file, filelen, line, stmt) == 0)
 			return 0;
 		util_errf(err, errlen, "%s (the debug file of %s): no line "
 			  "information for address %#llx", debug, path,
@@ -141,7 +185,7 @@ int srcline_lookup(struct srcline *s, const char *path, const char *debug,
 	r = get_file(s, path, &f, err, errlen);
 	if (r < 0)
 		return r;
-	if (file_line(f, vaddr, file, filelen, line) == 0)
+	if (file_line(f, vaddr, file, filelen, line, stmt) == 0)
 		return 0;
 	if (f->dw)
 		util_errf(err, errlen, "%s: no line information for address %#llx",
@@ -173,13 +217,23 @@ void srcline_free(struct srcline *s)
 	free(s);
 }
 
-int srcline_lookup(struct srcline *s, const char *path, const char *debug,
-		   uint64_t vaddr, char *file, size_t filelen, int *line,
-		   char *err, size_t errlen)
+int srcline_lookup_stmt(struct srcline *s, const char *path,
+			const char *debug, uint64_t vaddr, char *file,
+			size_t filelen, int *line, int *stmt, char *err,
+			size_t errlen)
 {
+	(void)stmt;
 	util_errf(err, errlen, "source lines need libdw: this build has none "
 		  "(install libdw-dev and rebuild)");
 	return PTD_ERR_UNSUPPORTED;
 }
 
 #endif
+
+int srcline_lookup(struct srcline *s, const char *path, const char *debug,
+		   uint64_t vaddr, char *file, size_t filelen, int *line,
+		   char *err, size_t errlen)
+{
+	return srcline_lookup_stmt(s, path, debug, vaddr, file, filelen, line,
+				   NULL, err, errlen);
+}

@@ -190,6 +190,12 @@ const char *ptd_image_name(struct ptd_session *s, int pid, uint64_t addr)
 int ptd_source_line(struct ptd_session *s, int pid, uint64_t addr, char *file,
 		    size_t len, unsigned int *line)
 {
+	return symbols_source_stmt(s, pid, addr, file, len, line, NULL);
+}
+
+int symbols_source_stmt(struct ptd_session *s, int pid, uint64_t addr,
+			char *file, size_t len, unsigned int *line, int *stmt)
+{
 	struct imgstore_hit hit;
 	struct symfile *sf;
 	uint64_t t, bias = 0;
@@ -199,9 +205,16 @@ int ptd_source_line(struct ptd_session *s, int pid, uint64_t addr, char *file,
 	if (!s || !file || !len || !line)
 		return PTD_ERR_INVAL;
 	t = lookup_time(s);
+	if (stmt)
+		*stmt = 0;
+	/* BPF and JIT line info: each address with a line is taken as a
+	 * statement start. */
 	if (dyntext_srcline(s->in->dt, dyntext_pid(pid, addr), addr, t, file, len,
-			    line) == 0)
+			    line) == 0) {
+		if (stmt)
+			*stmt = 1;
 		return 0;
+	}
 	memset(&hit, 0, sizeof(hit));
 	imgstore_lookup(s->in->st, pid, addr, t, &hit);
 	if (!hit.elf_path)
@@ -212,8 +225,9 @@ int ptd_source_line(struct ptd_session *s, int pid, uint64_t addr, char *file,
 	if (sf && sf->tab && symtab_load_bias(sf->tab, hit.start, hit.pgoff,
 					      &bias))
 		bias = 0;
-	if (srcline_lookup(s->sym->src, hit.elf_path, sf ? sf->debug : NULL,
-			   addr - bias, file, len, &l, err, sizeof(err)))
+	if (srcline_lookup_stmt(s->sym->src, hit.elf_path,
+				sf ? sf->debug : NULL, addr - bias, file, len,
+				&l, stmt, err, sizeof(err)))
 		return PTD_ERR_NO_IMAGE;
 	*line = (unsigned int)l;
 	return 0;

@@ -8,10 +8,19 @@
 #ifndef PTD_SYMBOLS_H
 #define PTD_SYMBOLS_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 struct symbols;
 
 /* NULL when out of memory. */
 struct symbols *symbols_new(void);
 void symbols_free(struct symbols *sy);
+
+struct ptd_session;
+/* ptd_source_line, and with stmt whether a statement starts at addr
+ * (srcline_lookup_stmt; always 1 for BPF and JIT lines). */
+int symbols_source_stmt(struct ptd_session *s, int pid, uint64_t addr,
+			char *file, size_t len, unsigned int *line, int *stmt);
 
 #endif

@@ -4,6 +4,7 @@
  * view (views.c), out.
  */
 #include "coverage.h"
+#include "dap.h"
 #include "options.h"
 #include "outfile.h"
 #include "progress.h"
@@ -185,6 +186,8 @@ int main(int argc, char **argv)
 	struct view *v;
 	int rc, status;
 
+	if (argc > 1 && !strcmp(argv[1], "dap"))
+		return dap_main(argc - 1, argv + 1);
 	if ((rc = cli_parse(argc, argv, &o)) >= 0)
 		return rc;
 	if (o.samples || o.check_callchains)

@@ -1,0 +1,220 @@
+#!/usr/bin/env python3
+"""check_gdb.py PTDECODE CAPTURE SOURCE BP_LINES [FUNCTION]
+
+`ptdecode dap` on a ptsynth capture against gdb on a live run of the same
+binary (the capture's archived ELF file, run without arguments as ptsynth
+ran it):
+
+  1. source breakpoints on BP_LINES (comma-separated): every hit, in order,
+     with its backtrace (function and line of each frame up to main), the
+     same as gdb's breakpoints with `bt`;
+  2. a function breakpoint on FUNCTION: every hit with its backtrace, as
+     gdb's `break FUNCTION` (stopOnEntry, then continue);
+  3. an instruction breakpoint at its first instruction, as gdb's
+     `break *ADDR`, also with hitCondition "%2" (every second of gdb's hits);
+  4. reverse: under gdb's `record full`, continue then reverse-continue
+     on the first of BP_LINES stop at the same hits (backtraces) as
+     continue then reverseContinue.
+
+Line stepping (next/step/finish and reverse-next against gdb's) is not
+compared: gdb's rules for which line-table rows stop a step are not yet
+matched.
+
+Exits 77 (skip) when gdb is missing."""
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from dapclient import Client  # noqa: E402
+
+ptdecode, capture, source, bp_lines = sys.argv[1:5]
+bp_lines = [int(x) for x in bp_lines.split(',')]
+TMP = tempfile.mkdtemp()
+if not shutil.which('gdb'):
+    print('SKIP: gdb is not installed')
+    sys.exit(77)
+
+
+def program():
+    """The capture's archived ELF file that defines main."""
+    for f in sorted(glob.glob(os.path.join(capture, '.build-id', '*', '*'))):
+        out = subprocess.run(['readelf', '-sW', f], stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL).stdout.decode()
+        if re.search(r' main$', out, re.M):
+            # archived without the execute bit: run a copy
+            exe = os.path.join(TMP, os.path.basename(f))
+            shutil.copy(f, exe)
+            os.chmod(exe, 0o755)
+            return exe
+    sys.exit('FAIL: no archived program with main in %s' % capture)
+
+
+def gdb(script):
+    """Runs a gdb Python script on the program; returns its RESULT json."""
+    elf = program()
+    tmp = os.path.join(TMP, 'script.py')
+    with open(tmp, 'w') as f:
+        f.write('import gdb, json\n' + script)
+    try:
+        out = subprocess.run(['gdb', '-nx', '-batch', '-ex', 'set pagination off',
+                              '-ex', 'set confirm off',
+                              '-ex', 'set debuginfod enabled off',
+                              '-ex', 'set startup-with-shell off',
+                              '-x', tmp, elf],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             timeout=120).stdout.decode(errors='replace')
+    finally:
+        os.unlink(tmp)
+        os.unlink(elf)
+    m = re.search(r'^RESULT (.*)$', out, re.M)
+    if not m:
+        sys.exit('FAIL: gdb gave no result:\n' + out[-3000:])
+    return json.loads(m.group(1))
+
+
+GDB_BT = '''
+def bt():
+    f, out = gdb.newest_frame(), []
+    while f is not None:
+        out.append([f.name(), f.find_sal().line])
+        if f.name() == 'main':
+            break
+        f = f.older()
+    return out
+'''
+
+failures = 0
+
+
+def check(ok, what):
+    global failures
+    if not ok:
+        failures += 1
+        print('FAIL: ' + what)
+
+
+def gdb_hits(breaks):
+    """Every hit of gdb's breakpoints (break commands) with its backtrace."""
+    return gdb(GDB_BT + '''
+for b in %r:
+    gdb.execute('break ' + b)
+hits = []
+gdb.execute('run', to_string=True)
+while gdb.selected_inferior().pid:
+    hits.append(bt())
+    gdb.execute('continue', to_string=True)
+print('RESULT ' + json.dumps(hits))
+''' % (breaks,))
+
+
+def dap_bt(c, tid):
+    out = []
+    for f in c.request('stackTrace', threadId=tid)['body']['stackFrames']:
+        out.append([f['name'], f.get('line', 0)])
+        if f['name'] == 'main':
+            break
+    return out
+
+
+def launch(lines, stop_on_entry=False):
+    c = Client(ptdecode)
+    c.request('initialize', adapterID='ptdecode')
+    r = c.request('launch', trace=capture, stopOnEntry=stop_on_entry)
+    if not r['success']:
+        sys.exit('FAIL: launch: %s' % r.get('message'))
+    c.request('setBreakpoints', source={'path': source},
+              breakpoints=[{'line': x} for x in lines])
+    c.request('configurationDone')
+    tid = c.request('threads')['body']['threads'][0]['id']
+    return c, tid
+
+
+def compare_hits(c, tid, reason, want, what):
+    """Continues to the end, collecting the backtrace of every stop with
+    reason; compares them with gdb's hits."""
+    got = []
+    while True:
+        ev = c.wait_event('stopped')['body']
+        if ev['reason'] != reason:
+            break
+        got.append(dap_bt(c, tid))
+        c.request('continue', threadId=tid)
+    check(ev['reason'] == 'pause' and 'end of the trace' in ev.get('description', ''),
+          'continuing past the last breakpoint stops at the end: %s' % ev)
+    c.close()
+    check(len(got) == len(want), '%s hit %d times, gdb %d' % (what, len(got), len(want)))
+    for i, (g, w) in enumerate(zip(got, want)):
+        check(g == w, '%s hit %d: backtrace %s, gdb %s' % (what, i + 1, g, w))
+    print('%s: %d hits, gdb %d; %d backtraces equal'
+          % (what, len(got), len(want), sum(g == w for g, w in zip(got, want))))
+
+
+# 1. source breakpoints
+want = gdb_hits(['%s:%d' % (source, x) for x in bp_lines])
+c, tid = launch(bp_lines)
+compare_hits(c, tid, 'breakpoint', want, 'breakpoints %s:%s' % (source, bp_lines))
+
+# 2. function breakpoints
+func = sys.argv[5] if len(sys.argv) > 5 else None
+if func:
+    want = gdb_hits([func])
+    c, tid = launch([], True)
+    c.wait_event('stopped')
+    r = c.request('setFunctionBreakpoints', breakpoints=[{'name': func}])
+    check(r['success'] and r['body']['breakpoints'][0]['verified'],
+          'setFunctionBreakpoints: %s' % r)
+    c.request('continue', threadId=tid)
+    ev = c.wait_event('stopped')['body']
+    check(ev['reason'] == 'function breakpoint', 'function breakpoint: %s' % ev)
+    addr = c.request('stackTrace', threadId=tid)['body']['stackFrames'][0][
+        'instructionPointerReference']
+    c.events.insert(0, {'type': 'event', 'event': 'stopped', 'body': ev})
+    compare_hits(c, tid, 'function breakpoint', want, 'function breakpoint ' + func)
+
+    # 3. an instruction breakpoint at the function's first instruction,
+    # as gdb's `break *ADDR` (and, with hitCondition %2, every second hit)
+    want = gdb_hits(['*' + addr])
+    for cond, exp in ((None, want), ('%2', want[1::2])):
+        c, tid = launch([], True)
+        c.wait_event('stopped')
+        bp = {'instructionReference': addr}
+        if cond:
+            bp['hitCondition'] = cond
+        c.request('setInstructionBreakpoints', breakpoints=[bp])
+        c.request('continue', threadId=tid)
+        compare_hits(c, tid, 'instruction breakpoint', exp,
+                     'instruction breakpoint %s%s' % (addr, ' hitCondition ' + cond if cond else ''))
+
+# reverse-continue: back to the previous breakpoint hits, with backtraces
+N_FWD, N_BACK = 4, 3
+want = gdb(GDB_BT + '''
+gdb.execute('break %s:%d')
+gdb.execute('run', to_string=True)
+gdb.execute('record full')
+out = []
+for cmd in ['continue'] * %d + ['reverse-continue'] * %d:
+    gdb.execute(cmd, to_string=True)
+    out.append([cmd] + bt())
+print('RESULT ' + json.dumps(out))
+''' % (source, bp_lines[0], N_FWD, N_BACK))
+c, tid = launch([bp_lines[0]])
+c.wait_event('stopped')
+got = []
+for cmd in ['continue'] * N_FWD + ['reverse-continue'] * N_BACK:
+    c.request('continue' if cmd == 'continue' else 'reverseContinue', threadId=tid)
+    c.wait_event('stopped')
+    got.append([cmd] + dap_bt(c, tid))
+c.close()
+same = sum(g == w for g, w in zip(got, want))
+for g, w in zip(got, want):
+    check(g == w, '%s: backtrace %s, gdb %s' % (g[0], g[1:], w[1:]))
+print('continue x%d then reverse-continue x%d on %s:%d: %d of %d equal to gdb'
+      % (N_FWD, N_BACK, source, bp_lines[0], same, len(got)))
+shutil.rmtree(TMP)
+sys.exit(1 if failures else 0)

@@ -1,0 +1,33 @@
+#!/bin/sh
+# check_cursor.sh ORACLE gen BENCHGEN KIND: the cursor against the linear
+#   decode on a generated 2 M-instruction trace;
+# check_cursor.sh ORACLE damaged CORRUPT_TOOL CAPTURE: on a copy of a
+#   capture whose trace has bytes flipped in the middle of its AUX data,
+#   so that the decode has errors: they must be positions the cursor stops
+#   at (cursor_oracle's "need-stops").
+set -eu
+oracle=$1 mode=$2 tool=$3 arg=$4
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+case $mode in
+gen)
+    "$tool" "$arg" 2000000 "$tmp/t.ptd" 11 >/dev/null
+    exec "$oracle" "$tmp/t.ptd" 2000 ;;
+damaged)
+    cp -r "$arg" "$tmp/t.ptd"
+    "$tool" auxspan "$tmp/t.ptd/perf.data" >"$tmp/spans"
+    python3 - "$tmp/t.ptd/perf.data" "$tmp/spans" <<'PY'
+import sys
+data = bytearray(open(sys.argv[1], 'rb').read())
+for l in open(sys.argv[2]):
+    off, size = map(int, l.split())
+    # damage a few bytes in each span's second and third quarter
+    for frac in (0.3, 0.55, 0.8):
+        p = off + int(size * frac)
+        for k in range(4):
+            data[p + k] ^= 0x5a
+open(sys.argv[1], 'wb').write(data)
+PY
+    exec "$oracle" "$tmp/t.ptd" 2000 need-stops ;;
+esac
+echo "check_cursor.sh: unknown mode $mode" >&2
+exit 2

@@ -1,0 +1,576 @@
+/* cursor_oracle TRACE [SAMPLES [need-stops|no-line-finds]]: the trace index and cursor against a
+ * linear decode of a second session on the same trace (the oracle).  The
+ * linear decode records, per thread in order, every instruction (ip,
+ * size, class, time, CPU, image version, bytes) and stop (error, gap,
+ * overflow), and keeps its own call stack from the call/return sequence
+ * (a call to the next instruction, call next; pop, makes no frame).
+ * At SAMPLES random positions the cursor (seek by position, instruction
+ * number and time) must give the same instruction, time and stack
+ * (call sites and return addresses, then one unknown frame); walks
+ * forwards then backwards must return to the same positions; finds
+ * (depth below, an address, a line change) must stop where a linear scan
+ * does (lines from ptd_source_line on a third session). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <ptdecode.h>
+
+struct rec {
+	uint64_t ip, time;
+	uint32_t image;
+	int32_t cpu, depth;
+	uint8_t size, iclass, stop;
+};
+
+struct thr {
+	int32_t tid;
+	struct rec *r;
+	size_t n, cap;
+	uint64_t *stk;        /* call ip, return address pairs */
+	size_t ns, scap;
+	int32_t depth;
+	int pend_call;        /* the last instruction was a call */
+	uint64_t pend_ret;
+	uint8_t pend_size;
+	/* sampled stacks: position, offset into sv, length (pairs) */
+	uint64_t *want;       /* sorted sample positions */
+	size_t nwant, wi;
+	uint64_t n2;          /* positions seen by the second pass */
+	size_t *soff, *slen;
+	uint64_t *sv;
+	uint8_t (*raw)[15];   /* bytes at the samples */
+	size_t nsv, svcap;
+};
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+static uint64_t rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void *xgrow(void *p, size_t *cap, size_t n, size_t esz)
+{
+	if (n <= *cap)
+		return p;
+	*cap = *cap ? *cap * 2 : 1024;
+	if (*cap < n)
+		*cap = n;
+	p = realloc(p, *cap * esz);
+	if (!p) {
+		fprintf(stderr, "cursor_oracle: out of memory\n");
+		exit(1);
+	}
+	return p;
+}
+
+static int cmp64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int fails;
+#define CHECK(cond, ...) do { if (!(cond)) { if (fails++ < 20) { \
+	fprintf(stderr, "cursor_oracle: "); fprintf(stderr, __VA_ARGS__); \
+	fputc('\n', stderr); } } } while (0)
+
+static struct thr *th;
+static size_t nth;
+
+static struct thr *find_thr(int32_t tid)
+{
+	size_t k;
+
+	for (k = 0; k < nth; k++)
+		if (th[k].tid == tid)
+			return &th[k];
+	return NULL;
+}
+
+/* The oracle: every position of every thread, stacks at the samples. */
+static int linear(const char *path, int with_samples)
+{
+	static int32_t lastq[4096];
+	struct ptd_session *s;
+	struct ptd_event ev;
+	size_t k;
+	int rc;
+
+	for (k = 0; k < 4096; k++)
+		lastq[k] = -1;
+	if (ptd_open(&s, path, NULL) < 0) {
+		fprintf(stderr, "cursor_oracle: %s\n", ptd_errmsg(s));
+		ptd_close(s);
+		return -1;
+	}
+	while ((rc = ptd_next(s, &ev)) == 0) {
+		int32_t tid = ev.tid;
+		struct thr *t;
+		struct rec *r;
+
+		if (ev.kind != PTD_EV_INSN && ev.kind != PTD_EV_ERROR &&
+		    ev.kind != PTD_EV_GAP && ev.kind != PTD_EV_OVERFLOW)
+			continue;
+		if (tid < 0 && ev.queue < 4096)
+			tid = lastq[ev.queue];
+		if (tid < 0)
+			continue;
+		if (ev.queue < 4096)
+			lastq[ev.queue] = tid;
+		t = find_thr(tid);
+		if (!t) {
+			if (with_samples)
+				continue;
+			th = xgrow(th, &(size_t){nth}, nth + 1, sizeof(*th));
+			t = &th[nth++];
+			memset(t, 0, sizeof(*t));
+			t->tid = tid;
+		}
+		/* A call counts once the next instruction shows it was not a
+		 * call to the next instruction (call next; pop), which makes
+		 * no frame; a call followed by a stop counts. */
+		if (t->pend_call && (ev.kind != PTD_EV_INSN || ev.ip != t->pend_ret)) {
+			t->stk = xgrow(t->stk, &t->scap, t->ns + 2, sizeof(uint64_t));
+			t->stk[t->ns++] = t->pend_ret - t->pend_size;
+			t->stk[t->ns++] = t->pend_ret;
+			t->depth++;
+		}
+		t->pend_call = 0;
+		if (with_samples) {
+			uint64_t pos = t->n2++;
+
+			while (t->wi < t->nwant && t->want[t->wi] == pos) {
+				memcpy(t->raw[t->wi], ev.raw, 15);
+				t->soff[t->wi] = t->nsv;
+				t->slen[t->wi] = t->ns / 2;
+				t->sv = xgrow(t->sv, &t->svcap, t->nsv + t->ns,
+					      sizeof(uint64_t));
+				memcpy(t->sv + t->nsv, t->stk, t->ns * sizeof(uint64_t));
+				t->nsv += t->ns;
+				t->wi++;
+			}
+		} else {
+			t->r = xgrow(t->r, &t->cap, t->n + 1, sizeof(*t->r));
+			r = &t->r[t->n++];
+			memset(r, 0, sizeof(*r));
+			r->ip = ev.ip;
+			r->time = ev.flags & PTD_EVF_TIME_VALID ? ev.time : 0;
+			r->depth = t->depth;
+			r->stop = ev.kind != PTD_EV_INSN;
+			if (!r->stop) {
+				r->image = ev.image;
+				r->cpu = ev.cpu;
+				r->size = ev.size;
+				r->iclass = ev.iclass;
+			}
+		}
+		if (ev.kind != PTD_EV_INSN)
+			continue;
+		if (ev.iclass == PTD_IC_CALL || ev.iclass == PTD_IC_IND_CALL) {
+			t->pend_call = 1;
+			t->pend_ret = ev.ip + ev.size;
+			t->pend_size = ev.size;
+		} else if (ev.iclass == PTD_IC_RETURN) {
+			if (t->ns)
+				t->ns -= 2;
+			t->depth--;
+		}
+	}
+	ptd_close(s);
+	for (k = 0; k < nth; k++) {
+		th[k].ns = 0;
+		th[k].depth = 0;
+		th[k].pend_call = 0;
+	}
+	if (rc != PTD_ERR_END) {
+		fprintf(stderr, "cursor_oracle: linear decode failed: %d\n", rc);
+		return -1;
+	}
+	return 0;
+}
+
+/* Source lines for the line finds' oracle: ptd_source_line on a session
+ * of its own, cached by address (the fixtures' code has one version). */
+static struct ptd_session *lines_s;
+static struct lcache { uint64_t ip; int have; unsigned int line; char file[256]; } lcache[4096];
+
+static int line_at(const struct rec *r, int32_t pid, const char **file,
+		   unsigned int *line)
+{
+	struct lcache *e = &lcache[(r->ip ^ (r->ip >> 12)) & 4095];
+
+	if (r->stop)
+		return 0;
+	if (e->ip != r->ip || !e->have) {
+		e->ip = r->ip;
+		e->have = 1;
+		if (ptd_source_line(lines_s, pid, r->ip, e->file, sizeof(e->file),
+				    &e->line) || !e->line)
+			e->line = 0;
+	}
+	*file = e->file;
+	*line = e->line;
+	return e->line != 0;
+}
+
+static int same_insn(const struct ptd_cursor_pos *p, const struct rec *r)
+{
+	if (r->stop)
+		return p->stop && p->ev.ip == r->ip;
+	return !p->stop && p->ev.ip == r->ip && p->ev.size == r->size &&
+	       p->ev.iclass == r->iclass && p->ev.time == r->time &&
+	       p->ev.cpu == r->cpu && p->ev.image == r->image &&
+	       p->depth == r->depth;
+}
+
+int main(int argc, char **argv)
+{
+	struct ptd_session *s;
+	struct ptd_index *ix;
+	struct ptd_frame *fr = NULL;
+	size_t nsamp = argc > 2 ? strtoul(argv[2], NULL, 0) : 2000, k, frcap = 0;
+	uint64_t checked = 0, stacks = 0, walks = 0, finds = 0, total = 0;
+	double t0, tbuild, tseek = 0, tstack = 0, tstep = 0;
+	uint64_t nseek = 0, nstack = 0, nstep = 0, nfind = 0;
+	double tfind = 0;
+	uint64_t nstopchk = 0, linefinds = 0;
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: cursor_oracle TRACE [SAMPLES]\n");
+		return 2;
+	}
+	if (linear(argv[1], 0))
+		return 1;
+	if (ptd_open(&s, argv[1], NULL) < 0) {
+		fprintf(stderr, "cursor_oracle: %s\n", ptd_errmsg(s));
+		return 1;
+	}
+	t0 = now();
+	if (ptd_index_build(&ix, s, NULL) < 0) {
+		fprintf(stderr, "cursor_oracle: index: %s\n", ptd_errmsg(s));
+		return 1;
+	}
+	tbuild = now() - t0;
+	CHECK(ptd_index_thread_count(ix) == nth, "threads: index %zu, linear %zu",
+	      ptd_index_thread_count(ix), nth);
+	for (k = 0; k < nth; k++) {
+		struct ptd_index_thread it;
+		struct thr *t = &th[k];
+		uint64_t j;
+
+		ptd_index_thread(ix, k, &it);
+		CHECK(it.tid == t->tid && it.positions == t->n,
+		      "thread %d: index %" PRIu64 " positions, linear %zu",
+		      t->tid, it.positions, t->n);
+		total += t->n;
+		for (j = 1; j < t->n; j++)
+			if (t->r[j].time && t->r[j].time < t->r[j - 1].time)
+				CHECK(0, "thread %d: time goes back at %" PRIu64,
+				      t->tid, j);
+	}
+	/* Sample positions per thread, then the oracle's stacks there. */
+	for (k = 0; k < nth; k++) {
+		struct thr *t = &th[k];
+		size_t m = (size_t)((double)nsamp * t->n / (total ? total : 1)) + 1;
+
+		t->want = calloc(m, sizeof(uint64_t));
+		t->soff = calloc(m, sizeof(size_t));
+		t->slen = calloc(m, sizeof(size_t));
+		t->raw = calloc(m, 15);
+		for (t->nwant = 0; t->nwant < m && t->n; t->nwant++)
+			t->want[t->nwant] = rnd() % t->n;
+		qsort(t->want, t->nwant, sizeof(uint64_t), cmp64);
+	}
+	if (linear(argv[1], 1))
+		return 1;
+	/* no-line-finds: see tests/lib/CMakeLists.txt */
+	if (argc > 3 && !strcmp(argv[3], "no-line-finds"))
+		lines_s = NULL;
+	else if (ptd_open(&lines_s, argv[1], NULL) < 0) {
+		ptd_close(lines_s);
+		lines_s = NULL;
+	}
+	for (k = 0; k < nth; k++) {
+		struct thr *t = &th[k];
+		struct ptd_cursor *c;
+		struct ptd_cursor_pos p;
+		uint64_t insn = 0, j, *insn_of = calloc(t->n + 1, sizeof(uint64_t));
+		size_t w;
+
+		if (!t->n)
+			continue;
+		for (j = 0; j < t->n; j++) {
+			insn_of[j] = insn;
+			insn += !t->r[j].stop;
+		}
+		struct ptd_index_thread ti;
+		int32_t pid;
+
+		ptd_index_thread(ix, k, &ti);
+		pid = ti.pid;
+		if (ptd_cursor_open(&c, ix, t->tid, NULL)) {
+			CHECK(0, "cannot open a cursor on thread %d", t->tid);
+			continue;
+		}
+		/* Every stop: a position of its own, where searches stop. */
+		for (j = 0; j < t->n; j++) {
+			struct ptd_find_opts fo = { .sz = sizeof(fo), .what = PTD_FIND_ADDR };
+			struct ptd_addr_range none = { 1, 2 };
+			unsigned int found;
+			uint64_t from;
+
+			if (!t->r[j].stop)
+				continue;
+			ptd_cursor_seek_pos(c, j);
+			ptd_cursor_get(c, &p);
+			CHECK(p.stop && p.pos == j && p.ev.msg && p.ev.msg[0] &&
+			      p.insn == insn_of[j],
+			      "thread %d: stop at pos %" PRIu64 " not reported", t->tid, j);
+			from = j > 100 ? j - 100 : 0;
+			fo.ranges = &none;
+			fo.nranges = 1;
+			ptd_cursor_seek_pos(c, from);
+			if (from < j) {
+				ptd_cursor_find(c, &fo, &found);
+				ptd_cursor_get(c, &p);
+				CHECK(found == PTD_FIND_STOP && p.pos == j,
+				      "find from %" PRIu64 " passed the stop at %" PRIu64,
+				      from, j);
+			}
+			nstopchk++;
+		}
+		for (w = 0; w < t->nwant; w++) {
+			uint64_t pos = t->want[w];
+			const struct rec *r = &t->r[pos];
+			size_t nf, f;
+			double a;
+
+			a = now();
+			if (ptd_cursor_seek_pos(c, pos)) {
+				CHECK(0, "seek_pos %" PRIu64 " failed", pos);
+				continue;
+			}
+			tseek += now() - a;
+			nseek++;
+			ptd_cursor_get(c, &p);
+			CHECK(p.pos == pos && same_insn(&p, r),
+			      "thread %d pos %" PRIu64 ": cursor ip %#" PRIx64
+			      " time %" PRIu64 ", linear ip %#" PRIx64 " time %" PRIu64,
+			      t->tid, pos, p.ev.ip, p.ev.time, r->ip, r->time);
+			CHECK(r->stop || !memcmp(p.ev.raw, t->raw[w], r->size),
+			      "thread %d pos %" PRIu64 ": code bytes differ", t->tid, pos);
+			checked++;
+			if (!r->stop) {
+				ptd_cursor_seek_insn(c, insn_of[pos]);
+				ptd_cursor_get(c, &p);
+				CHECK(p.pos == pos && p.insn == insn_of[pos],
+				      "seek_insn %" PRIu64 " gave pos %" PRIu64
+				      ", want %" PRIu64, insn_of[pos], p.pos, pos);
+			}
+			if (r->time) {
+				uint64_t lo = 0, hi = t->n;
+
+				while (lo < hi) { /* first position at/after r->time */
+					uint64_t mid = lo + (hi - lo) / 2;
+
+					if (t->r[mid].time < r->time)
+						lo = mid + 1;
+					else
+						hi = mid;
+				}
+				ptd_cursor_seek_time(c, r->time);
+				ptd_cursor_get(c, &p);
+				CHECK(p.pos == lo, "seek_time %" PRIu64 " gave pos %"
+				      PRIu64 ", want %" PRIu64, r->time, p.pos, lo);
+			}
+			/* The stack at pos. */
+			ptd_cursor_seek_pos(c, pos);
+			a = now();
+			ptd_cursor_stack(c, NULL, 0, &nf);
+			fr = xgrow(fr, &frcap, nf, sizeof(*fr));
+			ptd_cursor_stack(c, fr, nf, &nf);
+			tstack += now() - a;
+			nstack++;
+			CHECK(nf == t->slen[w] + 2 &&
+			      (fr[nf - 1].flags & PTD_FRAME_BEFORE_TRACE),
+			      "thread %d pos %" PRIu64 ": %zu frames, linear stack %zu + 2",
+			      t->tid, pos, nf, t->slen[w]);
+			for (f = 0; f + 2 <= nf && f < t->slen[w]; f++) {
+				const uint64_t *e = &t->sv[t->soff[w] + 2 * (t->slen[w] - 1 - f)];
+
+				CHECK(fr[f].call_site == e[0] && fr[f].return_addr == e[1] &&
+				      (fr[f].flags & PTD_FRAME_HAS_CALL) &&
+				      fr[f + 1].pc == e[0],
+				      "thread %d pos %" PRIu64 " frame %zu: call %#" PRIx64
+				      " ret %#" PRIx64 ", linear %#" PRIx64 " %#" PRIx64,
+				      t->tid, pos, f, fr[f].call_site, fr[f].return_addr,
+				      e[0], e[1]);
+			}
+			stacks++;
+			/* Forwards then backwards. */
+			if (w % 8 == 0) {
+				uint64_t seen[64];
+				int n = 0, i;
+
+				a = now();
+				for (i = 0; i < 64; i++) {
+					ptd_cursor_get(c, &p);
+					seen[n++] = p.pos;
+					CHECK(same_insn(&p, &t->r[p.pos]), "walk: pos %"
+					      PRIu64 " differs", p.pos);
+					if (ptd_cursor_step(c, 1))
+						break;
+				}
+				ptd_cursor_get(c, &p);
+				if (p.pos != seen[n - 1]) /* stepped past it */
+					ptd_cursor_step(c, -1);
+				for (i = n - 1; i >= 0; i--) {
+					if (i < n - 1)
+						ptd_cursor_step(c, -1);
+					ptd_cursor_get(c, &p);
+					CHECK(p.pos == seen[i] && same_insn(&p, &t->r[p.pos]),
+					      "walk back: pos %" PRIu64 ", want %" PRIu64,
+					      p.pos, seen[i]);
+				}
+				tstep += now() - a;
+				nstep += 2 * (uint64_t)n;
+				walks++;
+			}
+			/* Line finds against a linear scan of ptd_source_line. */
+			if (w % 16 == 2 && lines_s) {
+				struct ptd_find_opts fo = { .sz = sizeof(fo) };
+				const char *f0 = NULL, *fq;
+				char f0c[256];
+				unsigned int l0 = 0, lq, found;
+				uint64_t q, want = UINT64_MAX, lim = 200000;
+				int back = (int)(rnd() & 1), rc, has0;
+
+				has0 = line_at(r, pid, &f0, &l0);
+				snprintf(f0c, sizeof(f0c), "%s", has0 ? f0 : "");
+				fo.what = PTD_FIND_LINE_CHANGE;
+				fo.backward = back;
+				for (q = pos; lim-- && (back ? q-- > 0 : ++q < t->n);) {
+					if (t->r[q].stop || (line_at(&t->r[q], pid, &fq, &lq) &&
+							     (!has0 || lq != l0 || strcmp(fq, f0c)))) {
+						want = q;
+						break;
+					}
+				}
+				if (lim != (uint64_t)-1) {
+					ptd_cursor_seek_pos(c, pos);
+					rc = ptd_cursor_find(c, &fo, &found);
+					ptd_cursor_get(c, &p);
+					if (want == UINT64_MAX)
+						CHECK(rc == PTD_ERR_END && p.pos == (back ? 0 : t->n - 1),
+						      "line change from %" PRIu64 ": pos %" PRIu64
+						      ", want the end", pos, p.pos);
+					else {
+						const char *fa = "";
+						unsigned int la = 0;
+
+						line_at(&t->r[p.pos], pid, &fa, &la);
+						CHECK(rc == 0 && p.pos == want,
+						      "line change %s from %" PRIu64 " (line %u): pos %"
+						      PRIu64 " %#" PRIx64 " (%s:%u), want %" PRIu64,
+						      back ? "back" : "fwd", pos, l0, p.pos,
+						      t->r[p.pos].ip, fa, la, want);
+					}
+					linefinds++;
+				}
+			}
+			/* Finds against a linear scan. */
+			if (w % 4 == 0) {
+				struct ptd_find_opts fo = { .sz = sizeof(fo) };
+				struct ptd_addr_range ar;
+				/* a target near pos: linear scans stay short */
+				uint64_t near = pos + rnd() % 4096;
+				const struct rec *o = &t->r[near >= 2048 && near - 2048 < t->n ?
+							   near - 2048 : rnd() % t->n];
+				unsigned int found;
+				uint64_t q, want = UINT64_MAX;
+				int back = (int)(rnd() & 1), rc;
+
+				ptd_cursor_seek_pos(c, pos);
+				fo.backward = back;
+				if (w % 32 == 0) {
+					fo.what = PTD_FIND_DEPTH_BELOW;
+				} else {
+					fo.what = PTD_FIND_ADDR;
+					ar.start = o->ip;
+					ar.end = o->ip + 1;
+					fo.ranges = &ar;
+					fo.nranges = 1;
+				}
+				for (q = pos; back ? q-- > 0 : ++q < t->n;) {
+					const struct rec *x = &t->r[q];
+
+					if (x->stop || (fo.what == PTD_FIND_ADDR ?
+							x->ip == o->ip : x->depth < r->depth)) {
+						want = q;
+						break;
+					}
+				}
+				a = now();
+				rc = ptd_cursor_find(c, &fo, &found);
+				tfind += now() - a;
+				ptd_cursor_get(c, &p);
+				nfind += p.pos > pos ? p.pos - pos : pos - p.pos;
+				if (want == UINT64_MAX)
+					CHECK(rc == PTD_ERR_END && !found &&
+					      p.pos == (back ? 0 : t->n - 1),
+					      "find from %" PRIu64 ": rc %d pos %" PRIu64
+					      ", want the end", pos, rc, p.pos);
+				else
+					CHECK(rc == 0 && found && p.pos == want,
+					      "find %u %s from %" PRIu64 ": rc %d pos %"
+					      PRIu64 ", want %" PRIu64, fo.what,
+					      back ? "back" : "fwd", pos, rc, p.pos, want);
+				finds++;
+			}
+		}
+		ptd_cursor_close(c);
+		free(insn_of);
+	}
+	printf("cursor_oracle: %zu threads, %" PRIu64 " positions; checked %"
+	       PRIu64 " positions, %" PRIu64 " stacks, %" PRIu64 " walks, %"
+	       PRIu64 " finds, %" PRIu64 " line finds; index built in %.3f s; mean seek %.1f us, "
+	       "stack %.1f us, step %.2f us, find %.1f ns a position; "
+	       "%d failures\n",
+	       nth, total, checked, stacks, walks, finds, linefinds, tbuild,
+	       nseek ? tseek / nseek * 1e6 : 0.0,
+	       nstack ? tstack / nstack * 1e6 : 0.0,
+	       nstep ? tstep / nstep * 1e6 : 0.0,
+	       nfind ? tfind / nfind * 1e9 : 0.0, fails);
+	if (argc > 3 && !strcmp(argv[3], "need-stops")) {
+		uint64_t nstops = 0;
+
+		for (k = 0; k < ptd_index_thread_count(ix); k++) {
+			struct ptd_index_thread it;
+
+			ptd_index_thread(ix, k, &it);
+			nstops += it.stops;
+		}
+		printf("cursor_oracle: %" PRIu64 " stops, %" PRIu64 " checked\n",
+		       nstops, nstopchk);
+		CHECK(nstops > 0, "the damaged trace decoded without errors");
+	}
+	ptd_index_free(ix);
+	ptd_close(s);
+	ptd_close(lines_s);
+	free(fr);
+	return fails ? 1 : 0;
+}
