@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "snapshot.h"
+#include "util.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -80,7 +81,7 @@ static int cmp_rent(const void *a, const void *b)
 
 void recbuf_sort(struct recbuf *rb)
 {
-	qsort(rb->e, rb->n, sizeof(*rb->e), cmp_rent);
+	util_sort(rb->e, rb->n, sizeof(*rb->e), cmp_rent);
 }
 
 size_t recbuf_count(const struct recbuf *rb)

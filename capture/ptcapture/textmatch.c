@@ -415,7 +415,7 @@ static int build_instances(struct textmatch *tm)
 	struct amap open = { 0 };
 	int rc = 0;
 
-	qsort(tm->ev, tm->nev, sizeof(*tm->ev), cmp_ev);
+	util_sort(tm->ev, tm->nev, sizeof(*tm->ev), cmp_ev);
 	for (size_t i = 0; i < tm->nev && !rc; i++) {
 		const struct ev *e = &tm->ev[i];
 		long cur = open.cap ? amap_get(&open, e->addr) : -1;
@@ -725,7 +725,7 @@ int textmatch_write(struct textmatch *tm, const char *dir,
 	for (size_t i = 0; i < tm->nin; i++)
 		idx[i] = (long)i;
 	qsort_r(idx, tm->nin, sizeof(*idx), cmp_inst_idx, tm);
-	qsort(tm->cp, tm->ncp, sizeof(*tm->cp), cmp_copy);
+	util_sort(tm->cp, tm->ncp, sizeof(*tm->cp), cmp_copy);
 
 	for (size_t i = 0; i < tm->ncp; i++) {
 		struct copy *c = &tm->cp[i];

@@ -735,7 +735,7 @@ static void read_sideband(struct walk *w)
 	if (rc != PTD_ERR_END)
 		synth_die("%s: cannot read records", path);
 	perfdata_close(pd);
-	qsort(w->sb, w->nsb, sizeof(*w->sb), sb_cmp);
+	util_sort(w->sb, w->nsb, sizeof(*w->sb), sb_cmp);
 	if (w->comm)
 		filter_comm(w);
 }
@@ -1056,7 +1056,7 @@ static void parse_opts(struct walk *w, int argc, char **argv)
 	if (!w->nsegs)
 		synth_die("no segments: give a WALKSPEC file or --segment");
 	synth_check_psb_period(w->psb_period);
-	qsort(w->segs, w->nsegs, sizeof(*w->segs), seg_cmp);
+	util_sort(w->segs, w->nsegs, sizeof(*w->segs), seg_cmp);
 	if (!w->kcore_time_set)
 		w->kcore_time = w->segs[0].time;
 	if (w->kcore && w->kcore_time > w->segs[0].time)
@@ -1123,7 +1123,7 @@ static void add_text_pokes(struct walk *w)
 		w->sb = xgrow(w->sb, &w->sbcap, w->nsb + 1, sizeof(*w->sb));
 		w->sb[w->nsb++] = s;
 	}
-	qsort(w->sb, w->nsb, sizeof(*w->sb), sb_cmp);
+	util_sort(w->sb, w->nsb, sizeof(*w->sb), sb_cmp);
 }
 
 /* The code rows (capture, --text, --code) and the capture's sideband. */

@@ -11,6 +11,7 @@
 
 #include "kcore.h"
 #include "synth_opts.h"
+#include "util.h"
 
 static int valid_at(const struct textstore_entry *e, uint64_t t)
 {
@@ -38,7 +39,7 @@ static size_t copied_ranges(const struct walk_kcore_row *rows, size_t n,
 			r[k].bytes = rows[i].bytes;
 			r[k++].size = rows[i].e->len;
 		}
-	qsort(r, k, sizeof(*r), range_cmp);
+	util_sort(r, k, sizeof(*r), range_cmp);
 	for (size_t i = 0; i < k; i++) {
 		if (m && r[i].vaddr < r[m - 1].vaddr + r[m - 1].size) {
 			if (r[i].vaddr == r[m - 1].vaddr && r[i].size == r[m - 1].size &&

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "queuemerge.h"
+#include "util.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -265,7 +266,7 @@ int queuemerge_new(struct backend **be, size_t n, int branch_order,
 	}
 	if (nstops)
 		memcpy(m->stops, stops, nstops * sizeof(*stops));
-	qsort(m->stops, nstops, sizeof(*m->stops), u64_cmp);
+	util_sort(m->stops, nstops, sizeof(*m->stops), u64_cmp);
 	m->nstops = nstops;
 	for (size_t i = 0; i < n; i++)
 		m->q[i].be = be[i];

@@ -60,7 +60,7 @@ static int set_up(struct cs_run *r, size_t n)
 	}
 	for (size_t i = 0; i < n; i++)
 		k[i] = (struct key){ r->p[i].tid, r->p[i].time, i };
-	qsort(k, n, sizeof(*k), key_cmp);
+	util_sort(k, n, sizeof(*k), key_cmp);
 	for (size_t i = 0; i < n; i++)
 		r->order[i] = k[i].i;
 	free(k);

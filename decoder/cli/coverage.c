@@ -118,7 +118,7 @@ void coverage_print(struct coverage *c, struct ptd_session *s, FILE *out, int js
 			l[n].pid = c->all[i]->pid;
 			l[n++].count = c->all[i]->count;
 		}
-	qsort(l, n, sizeof(*l), line_cmp);
+	util_sort(l, n, sizeof(*l), line_cmp);
 	for (size_t i = 0; i < n;) {
 		size_t j = i + 1;
 		uint64_t cnt = l[i].count, off = 0;

@@ -394,7 +394,7 @@ static int build_id_table(struct perfdata *pd)
 			pd->ids[pd->nids].id = pd->info.attrs[i].ids[j];
 			pd->ids[pd->nids++].attr = i;
 		}
-	qsort(pd->ids, pd->nids, sizeof(*pd->ids), cmp_id);
+	util_sort(pd->ids, pd->nids, sizeof(*pd->ids), cmp_id);
 	return 0;
 }
 

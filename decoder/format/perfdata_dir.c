@@ -99,7 +99,7 @@ static int list_data_files(const char *dir, long **out, size_t *n, char *err,
 		(*out)[(*n)++] = k;
 	}
 	closedir(d);
-	qsort(*out, *n, sizeof(**out), cmp_long);
+	util_sort(*out, *n, sizeof(**out), cmp_long);
 	return 0;
 }
 
@@ -154,7 +154,7 @@ static int start(struct perfdata_dir *d)
 		if (rc)
 			return rc;
 	}
-	qsort(d->ent, d->nent, sizeof(*d->ent), cmp_ent);
+	util_sort(d->ent, d->nent, sizeof(*d->ent), cmp_ent);
 	return 0;
 }
 

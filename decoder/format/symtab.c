@@ -143,7 +143,7 @@ static void finalize(struct symtab *st)
 
 	if (st->n_sorted == st->n)
 		return;
-	qsort(st->syms, st->n, sizeof(*st->syms), cmp_start);
+	util_sort(st->syms, st->n, sizeof(*st->syms), cmp_start);
 	for (i = 0; i < st->n; i = j) {
 		struct sym best = st->syms[i];
 
@@ -427,7 +427,7 @@ static int collect_got(Elf *e, struct got_name **out, size_t *n)
 		}
 	}
 	if (*n)
-		qsort(*out, *n, sizeof(**out), cmp_got);
+		util_sort(*out, *n, sizeof(**out), cmp_got);
 	return 0;
 }
 

@@ -23,6 +23,13 @@ void util_errf(char *buf, size_t len, const char *fmt, ...)
 	va_end(ap);
 }
 
+void util_sort(void *base, size_t n, size_t esz,
+	       int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(base, n, esz, cmp);
+}
+
 int util_grow(void **arr, size_t *cap, size_t n, size_t esz)
 {
 	size_t ncap;

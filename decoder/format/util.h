@@ -16,6 +16,11 @@ void util_errf(char *buf, size_t len, const char *fmt, ...)
  * Returns 0, or -1 when out of memory (the old array stays valid). */
 int util_grow(void **arr, size_t *cap, size_t n, size_t esz);
 
+/* qsort that accepts an empty array with base NULL (qsort's base must
+ * never be NULL, even for n == 0). */
+void util_sort(void *base, size_t n, size_t esz,
+	       int (*cmp)(const void *, const void *));
+
 /* Maps fresh zeroed memory's pages writable in one call (a hint: errors
  * are ignored).  Left to faults, a page first read (a table lookup) maps
  * the shared zero page, and the write after it must flush the TLB of

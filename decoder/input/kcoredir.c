@@ -235,7 +235,7 @@ static int add_segment(struct input *in, struct kcoredir *kd,
 		if (b < end)
 			cut[n++] = b;
 	}
-	qsort(cut, n, sizeof(*cut), u64_cmp);
+	util_sort(cut, n, sizeof(*cut), u64_cmp);
 	for (size_t i = 0; i + 1 < n && rc >= 0;) {
 		uint64_t to = valid_to(ch, nch, cut[i], cut[i + 1]);
 		size_t j = i + 1;

@@ -583,7 +583,7 @@ static int group_chunks(struct input *in, char *err, size_t errlen)
 		util_errf(err, errlen, "%s", msg);
 		return rc;
 	}
-	qsort(in->chunks, in->nchunks, sizeof(*in->chunks), chunk_cmp);
+	util_sort(in->chunks, in->nchunks, sizeof(*in->chunks), chunk_cmp);
 	in->queues = calloc(in->nchunks ? in->nchunks : 1, sizeof(*in->queues));
 	if (!in->queues)
 		return PTD_ERR_NOMEM;

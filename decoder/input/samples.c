@@ -318,8 +318,8 @@ static int match_deferred(struct sample_set *ss, struct sample_deferred **match)
 	for (size_t i = 0; i < ss->n; i++)
 		if (ss->v[i].deferred)
 			pend[np++] = &ss->v[i];
-	qsort(pend, np, sizeof(*pend), pend_cmp);
-	qsort(ss->def, ss->ndef, sizeof(*ss->def), def_cmp);
+	util_sort(pend, np, sizeof(*pend), pend_cmp);
+	util_sort(ss->def, ss->ndef, sizeof(*ss->def), def_cmp);
 	for (size_t i = 0; i < np; i++) {
 		struct sample_entry *e = pend[i];
 
@@ -495,7 +495,7 @@ int samples_load(const char *path, struct sample_set **out, char *err,
 	if (!rc)
 		rc = stitch(l.ss);
 	if (!rc) {
-		qsort(l.ss->v, l.ss->n, sizeof(*l.ss->v), time_cmp);
+		util_sort(l.ss->v, l.ss->n, sizeof(*l.ss->v), time_cmp);
 		rc = report(l.ss, file);
 	}
 	if (rc == PTD_ERR_NOMEM)

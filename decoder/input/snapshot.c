@@ -287,14 +287,14 @@ static int snap_buffer(struct snap_load *l, size_t bi, char *err,
 	/* OpenCSD's reader walks sources by name; so do we, so that the same
 	 * dump wins where dumps overlap and the same source is used for an
 	 * unformatted buffer. */
-	qsort(srcs, nsrcs, sizeof(*srcs), cmp_name);
+	util_sort(srcs, nsrcs, sizeof(*srcs), cmp_name);
 	for (size_t i = 0; i < nsrcs && !rc; i++)
 		rc = add_source(l, bi, srcs[i].a, first_q);
 	free(srcs);
 	if (rc == PTD_ERR_NOMEM)
 		util_errf(err, errlen, "out of memory");
 	if (!rc && l->nq > first_q)
-		qsort(l->q + first_q, l->nq - first_q, sizeof(*l->q),
+		util_sort(l->q + first_q, l->nq - first_q, sizeof(*l->q),
 		      cmp_queue_id);
 	return rc;
 }

@@ -162,7 +162,7 @@ static int cmp_line(const void *a, const void *b)
 static void sort(void *base, size_t n, size_t sz, int (*cmp)(const void *, const void *))
 {
 	if (n > 1)
-		qsort(base, n, sz, cmp);
+		util_sort(base, n, sz, cmp);
 }
 
 /* Strict unsigned number (base 0: 0x hex or decimal) filling the field. */

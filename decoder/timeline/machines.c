@@ -135,7 +135,7 @@ static int sw_cmp(const void *a, const void *b)
 void machines_finish(struct machines *ms)
 {
 	if (ms && ms->nsw)
-		qsort(ms->sw, ms->nsw, sizeof(*ms->sw), sw_cmp);
+		util_sort(ms->sw, ms->nsw, sizeof(*ms->sw), sw_cmp);
 }
 
 /* The vcpu host thread host_tid of machine host_pid runs, or -1. */

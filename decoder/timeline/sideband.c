@@ -144,7 +144,7 @@ static int run_cmp(const void *a, const void *b)
 void sideband_finish(struct sideband *sb)
 {
 	if (sb->nruns)
-		qsort(sb->runs, sb->nruns, sizeof(*sb->runs), run_cmp);
+		util_sort(sb->runs, sb->nruns, sizeof(*sb->runs), run_cmp);
 	sb->sorted = 1;
 }
 
