@@ -595,6 +595,12 @@ struct ptd_stats {
 	uint64_t snapshots;
 	uint64_t snapshot_overlap_bytes;
 	uint64_t snapshot_gaps;
+	/* queues whose events ptd_next hands out merged in one timeline
+	 * (time order, docs/ARCHITECTURE.md "One timeline"); 0: one queue,
+	 * or queue after queue (PTD_OPEN_PER_QUEUE, PTD_OPEN_COUNT_ONLY, no
+	 * timestamps, CoreSight), where a thread that ran on several CPUs
+	 * has its flow cut into pieces, one per queue */
+	uint64_t merged_queues;
 };
 
 PTD_API int ptd_get_stats(const struct ptd_session *s, struct ptd_stats *st);

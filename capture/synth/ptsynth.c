@@ -785,6 +785,7 @@ struct tinfo {
 	uint64_t bp_addr;          /* int3 planted behind a trap_late insn */
 	long bp_word;              /* the word it replaced */
 	int cpu;                   /* the CPU it is current on, -1: none */
+	int last_cpu;              /* the CPU it ran on last */
 	uint64_t free_tsc;         /* it may run from then on (any CPU) */
 };
 
@@ -1007,6 +1008,14 @@ static void process_stop(struct synth *s, struct sched *sc, pid_t tid, int statu
 				after_syscall(s, nr);
 			if (t->in->cls == PTG_FAR && s->smp) {
 				struct perfwrite_sid sid = sid_for(s, (uint32_t)tid, DUMMY_ID);
+
+				/* a blocking call that ended while another CPU
+				 * stepped: the thread's CPU and time, not that
+				 * CPU's clock (it runs on from free_tsc) */
+				if (!is_cur) {
+					sid.cpu = (uint32_t)t->last_cpu;
+					sid.time = perf_time(t->free_tsc);
+				}
 				check(s, sampler_to_user(s->smp, &sid), "CALLCHAIN_DEFERRED");
 			}
 		}
@@ -1093,7 +1102,7 @@ static void switch_to(struct synth *s, struct sched *sc, int next)
 	check(s, perfwrite_switch_cpu_wide(s->pw, &sid, 0, 0, old ? (uint32_t)s->pid : 0,
 					   old ? (uint32_t)old->tid : 0), "SWITCH");
 	ptgen_advance(s->gen, KERNEL_CYCLES / 2);
-	nt->cpu = s->cpu;
+	nt->cpu = nt->last_cpu = s->cpu;
 	sc->cur = next;
 	sc->slice = 0;
 	s->nswitches++;

@@ -145,8 +145,8 @@ int sampler_sample(struct sampler *sm, const struct perfwrite_sid *sid, uint64_t
 	rec[0] = PD_RECORD_SAMPLE | (uint64_t)PD_MISC_KERNEL << 32 |
 		 (uint64_t)(n * 8) << 48;
 	sm->nsamples++;
-	fprintf(sm->truth, "sample %llu %u %llu:", (unsigned long long)sid->time,
-		sid->tid, (unsigned long long)t->cookie);
+	fprintf(sm->truth, "sample %llu %u %llu %llu:", (unsigned long long)sid->time,
+		sid->tid, (unsigned long long)t->cookie, (unsigned long long)sm->count);
 	put_stack(sm->truth, ip, t);
 	fputc('\n', sm->truth);
 	return perfwrite_record(sm->pw, rec, n * 8) < 0 ? PTD_ERR_IO : 0;

@@ -12,9 +12,11 @@
  * gets one.
  *
  * Ground truth beside it (OUT.ptd): samples.truth, one line per sample
- * "sample TIME TID COOKIE: ADDRS" (the call stack known from
- * single-stepping: the interrupted instruction, then the return addresses
- * innermost first), and per deferred record "deferred TIME TID COOKIE:
+ * "sample TIME TID COOKIE INSNS: ADDRS" (INSNS: the instructions executed
+ * before it, the lines of expected.insn, so the thread's next line is
+ * where it was interrupted; the call stack known from single-stepping:
+ * the interrupted instruction, then the return addresses innermost
+ * first), and per deferred record "deferred TIME TID COOKIE:
  * unwound ADDRS | true ADDRS" (what the record holds, and the true stack
  * at that moment).
  */

@@ -328,9 +328,11 @@ static int open_perf_pt(const struct ptd_open_opts *o, struct input *in,
 	for (size_t i = 0; i < in->nqueues; i++)
 		ipt_queue_of(in, i, &iq[i]);
 	warn_undecodable(in, &params, iq, in->nqueues);
-	if (merge_queues(o, in))
+	if (merge_queues(o, in)) {
 		rc = new_merged_ipt(o, in, &params, iq, out, err, errlen);
-	else
+		if (!rc)
+			in->sink.stats->merged_queues = in->nqueues;
+	} else
 		rc = new_ipt_backend(o, in, &params, iq, in->nqueues, in->sb, out,
 				     err, errlen);
 	free(iq);

@@ -5,7 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A thread's shadow stack in one queue (the flow comes queue by queue). */
+/* A thread's shadow stack: its whole flow's when the session hands out
+ * one timeline, else its flow in one queue (queue after queue). */
 struct qstack {
 	uint32_t queue;
 	uint64_t *ret;          /* return addresses, outermost first */
@@ -28,6 +29,7 @@ struct cs_run {
 	size_t *order;          /* probes by (tid, time) */
 	struct tgroup *t;
 	size_t nt, tcap, last;
+	int timeline;           /* events in time order across queues */
 };
 
 struct key {
@@ -183,8 +185,9 @@ static int on_insn(struct cs_run *r, struct tgroup *g, struct qstack *q,
 	return 0;
 }
 
-/* A thread that ran in several queues (CPUs) had each part of its flow
- * in a stack of its own: frames opened elsewhere are missing. */
+/* Queue after queue, a thread that ran in several queues (CPUs) had
+ * each part of its flow in a stack of its own: frames opened elsewhere
+ * are missing.  (In one timeline it has a single stack.) */
 static void finish(struct cs_run *r)
 {
 	for (size_t i = 0; i < r->nt; i++) {
@@ -202,12 +205,17 @@ static void finish(struct cs_run *r)
 int callstacks_resolve(struct ptd_session *s, struct cs_probe *p, size_t n)
 {
 	struct cs_run r = { .p = p };
+	struct ptd_stats st = { .sz = sizeof(st) };
 	struct ptd_event ev;
 	int rc = set_up(&r, n);
 
+	/* merged queues: a thread's flow goes on from CPU to CPU in order */
+	r.timeline = ptd_get_stats(s, &st) == 0 && st.sz >= sizeof(st) &&
+		     st.merged_queues > 0;
+
 	while (!rc && (rc = ptd_next(s, &ev)) == 0) {
 		struct tgroup *g = ev.tid >= 0 ? find(&r, ev.tid) : NULL;
-		struct qstack *q = g ? queue_of(g, ev.queue) : NULL;
+		struct qstack *q = g ? queue_of(g, r.timeline ? 0 : ev.queue) : NULL;
 
 		if (g && !q)
 			rc = PTD_ERR_NOMEM;

@@ -46,7 +46,8 @@ static int open_trace(struct sv *v)
 	struct ptd_stats st = { .sz = sizeof(st) };
 	int rc;
 
-	oo.flags &= ~(unsigned)PTD_OPEN_COUNT_ONLY;
+	/* one timeline, so a thread's stack goes on from CPU to CPU */
+	oo.flags &= ~(unsigned)(PTD_OPEN_COUNT_ONLY | PTD_OPEN_PER_QUEUE);
 	oo.flags |= PTD_OPEN_SIDEBAND_ONLY;
 	/* the stacks need the whole flow; --time selects samples */
 	oo.time_start = oo.time_end = oo.max_insns = 0;
@@ -207,7 +208,7 @@ static void sample_text(struct sv *v, const struct ptd_sample *smp, size_t idx)
 		const struct cs_probe *p = &v->probes[2 * idx];
 
 		fprintf(f, "\ttrace stack%s:\n", p->flags & CS_PARTIAL ?
-			" (after a decode error: may lack frames)" : "");
+			" (after a decode error, or cut over CPUs' queues: may lack frames)" : "");
 		for (size_t k = 0; k < p->n; k++)
 			frame_line(v, smp->pid, p->frames[k]);
 	}
@@ -276,7 +277,7 @@ static int check_one(struct sv *v, const struct ptd_sample *smp, size_t idx)
 			"(frame %zu of %zu recorded, %zu in the trace%s)\n",
 			smp->time / 1000000000u, smp->time % 1000000000u,
 			smp->pid, smp->tid, smp->ip, why, at, nr, p->n,
-			p->flags & CS_PARTIAL ? "; trace stack after a decode error" : "");
+			p->flags & CS_PARTIAL ? "; trace stack may lack frames" : "");
 		addr_list(v->out, "recorded", rec, nr);
 		addr_list(v->out, "trace   ", p->frames, p->n);
 	}

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""check_synth.py PTSYNTH PTDECODE OUT.ptd fp|nofp|mixed|dwarf|threads PROG
+"""check_synth.py PTSYNTH PTDECODE OUT.ptd fp|nofp|mixed|dwarf|threads|cpus2 PROG
 
 Records PROG with `ptsynth record --sample-every N` and checks ptdecode's
 samples against ptsynth's ground truth (OUT.ptd/samples.truth, from ptrace):
@@ -20,11 +20,16 @@ samples against ptsynth's ground truth (OUT.ptd/samples.truth, from ptrace):
   check catches it (truncated stacks); mixed (outer functions with frame
   pointers, inner ones without): frames missing; threads: samples of every thread of a threaded
   program (frame pointers on libc code without them: wrong frames), each
-  stitched and stacked in its own thread.
+  stitched and stacked in its own thread; cpus2: the same on two
+  simulated CPUs (`--cpus 2`, one timeline of two queues), with threads
+  that ran on both: their trace stacks are exact too (none flagged
+  partial), and each sample names the CPU its thread ran its next
+  instruction on (expected.threads).
 Every listed disagreement's kind (truncated, missing frames, wrong
 frames) must be the one the ground truth's two stacks show.
 Exit 0 pass, 1 fail, 77 skip.
 """
+import bisect
 import json
 import os
 import re
@@ -55,9 +60,10 @@ def truth(cap):
     samples, deferred = [], []
     for line in open(os.path.join(cap, "samples.truth")):
         head, _, rest = line.partition(":")
-        kind, t, tid, cookie = head.split()
+        kind, t, tid, cookie = head.split()[:4]
         if kind == "sample":
-            samples.append((int(t), int(tid), int(cookie), addrs(rest)))
+            samples.append((int(t), int(tid), int(cookie), addrs(rest),
+                            int(head.split()[4])))
         else:
             unwound, _, true = rest.partition("| true")
             deferred.append((int(t), int(tid), int(cookie),
@@ -93,10 +99,44 @@ def deferred_of(deferred, t, tid, cookie):
     return None
 
 
+def cpu_check(cap, samples, got):
+    """Each sample names the CPU that ran its thread's next instruction
+    (expected.threads' line after the sample's INSNS, whose address in
+    expected.insn is the interrupted one); some threads are sampled on
+    both CPUs.  Returns how many samples those threads have."""
+    lines = [l.split() for l in open(os.path.join(cap, "expected.threads"))]
+    ips = [int(l, 16) for l in open(os.path.join(cap, "expected.insn"))]
+    if len(lines) != len(ips):
+        fail("expected.threads has %d lines, expected.insn %d" % (len(lines), len(ips)))
+    at = {}
+    for i, (cpu, tid) in enumerate(lines):
+        at.setdefault(int(tid), []).append(i)
+    cpus_of = {}
+    for (t, tid, cookie, stack, insns), g in zip(samples, got):
+        idx = at.get(tid, [])
+        k = bisect.bisect_left(idx, insns)
+        if k == len(idx):
+            continue    # the thread never ran again (--max-insns, exit)
+        j = idx[k]
+        if ips[j] != stack[0]:
+            fail("sample at %d: its thread's next instruction is %#x (line %d of "
+                 "expected.insn), its stack begins %#x" % (t, ips[j], j + 1, stack[0]))
+        if g["cpu"] != int(lines[j][0]):
+            fail("sample at %d of tid %d: cpu %d, its thread ran on CPU %s"
+                 % (t, tid, g["cpu"], lines[j][0]))
+        cpus_of.setdefault(tid, set()).add(g["cpu"])
+    both = [tid for tid, c in cpus_of.items() if c == {0, 1}]
+    if not both:
+        fail("cpus2: no thread sampled on both CPUs (%s)" % cpus_of)
+    return sum(1 for s in samples if s[1] in both)
+
+
 def main():
     ptsynth, ptdecode, cap, kind, prog = sys.argv[1:6]
     shutil.rmtree(cap, ignore_errors=True)
     unwind = ["--unwind", "dwarf"] if kind == "dwarf" else []
+    if kind == "cpus2":
+        unwind = ["--cpus", "2"]
     p = subprocess.run([ptsynth, "record", "-o", cap, "--sample-every", EVERY] + unwind +
                        ["--", prog], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if p.returncode != 0 and "needs libdw" in p.stderr:
@@ -108,6 +148,8 @@ def main():
             sys.exit(77)
         fail("ptsynth: " + p.stderr[-2000:])
     samples, deferred = truth(cap)
+    # ptdecode lists samples by time; several CPUs write them out of order
+    samples.sort(key=lambda x: x[0])
     shared = len(samples) - len({(s[1], s[2]) for s in samples})
     if len(samples) < 50 or len(deferred) < 5 or shared < 20:
         fail("too few samples (%d), deferred records (%d) or samples sharing one (%d)"
@@ -118,7 +160,7 @@ def main():
         fail("%d samples listed, ptsynth wrote %d" % (len(got), len(samples)))
     expect_disagree = {}
     checked = stitched = missing = 0
-    for (t, tid, cookie, stack), g in zip(samples, got):
+    for (t, tid, cookie, stack, _), g in zip(samples, got):
         if g["time"] != t or g["tid"] != tid:
             fail("sample order: got time %d tid %d, truth %d %d" % (g["time"], g["tid"], t, tid))
         cc = [int(x, 16) for x in g["callchain"]]
@@ -139,6 +181,9 @@ def main():
                 checked += 1
                 if d[3] != d[4]:
                     expect_disagree[t] = how_wrong(d[3], d[4])
+        if g.get("trace_stack_partial"):
+            fail("sample at %d (tid %d, cpu %d): trace stack flagged partial"
+                 % (t, tid, g["cpu"]))
         ts = [int(x, 16) for x in g.get("trace_stack", [])]
         if ts != stack:
             fail("sample at %d: trace stack %s, ptrace's %s"
@@ -169,12 +214,15 @@ def main():
         fail("%s: %d unwindings wrong inside the program's own frames" % (kind, own_wrong))
     if kind == "nofp" and (not own_wrong or not expect_disagree):
         fail("no frame pointers, yet the unwinder was never wrong in the program's frames")
-    need = {"nofp": "truncated", "mixed": "missing frames", "threads": "wrong frames"}
+    need = {"nofp": "truncated", "mixed": "missing frames", "threads": "wrong frames",
+            "cpus2": "wrong frames"}
     if kind in need and not kinds.get(need[kind]):
         fail("%s: no disagreement of the kind %r (%s)" % (kind, need[kind], kinds))
-    if kind == "threads" and len({s[1] for s in samples}) < 3:
+    if kind == "cpus2":
+        on_both = cpu_check(cap, samples, got)
+    if kind in ("threads", "cpus2") and len({s[1] for s in samples}) < 3:
         fail("samples of %d threads only" % len({s[1] for s in samples}))
-    if kind == "threads":
+    if kind in ("threads", "cpus2"):
         tid = samples[-1][1]
         sel = run([ptdecode, "--samples", "--format=json", "--tid", str(tid), cap]).splitlines()
         if sorted(json.loads(l)["time"] for l in sel) != [s[0] for s in samples if s[1] == tid]:
@@ -186,6 +234,9 @@ def main():
           "records; trace stacks equal ptrace's; %s %s; %d unwindings wrong in the "
           "program's own frames" % (len(samples), stitched, missing, len(deferred), last,
                                     kinds, own_wrong))
+    if kind == "cpus2":
+        print("cpus2: every sample's cpu is its thread's; %d samples of threads "
+              "sampled on both CPUs, none partial" % on_both)
 
 
 main()
