@@ -958,8 +958,16 @@ static int step(struct ipt_backend *b)
 		}
 		b->status = rc;
 		b->ok_off = trace_offset(b);
-		update_time(b);
-		convert_event(b, &pe);
+		if (pe.type == ptev_disabled || pe.type == ptev_async_disabled) {
+			/* a disable ends the flow of the thread that ran it
+			 * (as perf has it): libipt read on to the next event,
+			 * so thread switches by that time come after it */
+			convert_event(b, &pe);
+			update_time(b);
+		} else {
+			update_time(b);
+			convert_event(b, &pe);
+		}
 		return 0;
 	}
 	if ((b->status & pts_eos) && !in_cut_splice(b)) {

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""check_branches.py PTDECODE CAPTURE
+"""check_branches.py PTDECODE CAPTURE [PTDECODE-OPTION...]
 
 `ptdecode --branches` against Linux perf's own Intel PT decoder
 (perf script --itrace=b) on a recording: per thread, the taken branches
@@ -12,6 +12,7 @@ a conditional one at once (it has the TNT bit).
 Kinds: cond = jcc; jump and indirect = jmp; call and indirect-call = call;
 return; syscall = "tr end syscall"; trace-end = "tr end" (async);
 trace-begin = "tr strt".
+Options after CAPTURE go to ptdecode (--decoder=libipt: the other decoder).
 Exit 0 = pass, 1 = fail, 77 = skipped (reason printed).
 """
 import shutil
@@ -30,16 +31,18 @@ TRACE = {'syscall': 'tr end syscall', 'trace-end': 'tr end async',
 
 
 def main():
-    if len(sys.argv) != 3:
+    if len(sys.argv) < 3:
         print(__doc__)
         sys.exit(2)
-    ptdecode, cap = sys.argv[1:]
+    ptdecode, cap = sys.argv[1:3]
+    opts = sys.argv[3:]
     if not shutil.which('perf'):
         print('SKIP: perf is not installed (linux-perf)')
         sys.exit(77)
     # perf's own HOME: the recording's vDSO, nothing from this machine
-    perf_home(cap + '.branches.home', cap)
-    r = subprocess.run([ptdecode, '-q', '--branches', '--no-sym', '-t', cap],
+    # a home per option set: the tests of both decoders may run at once
+    perf_home(cap + '.branches%s.home' % ''.join(o.strip('-').replace('=', '-') for o in opts), cap)
+    r = subprocess.run([ptdecode, '-q', '--branches', '--no-sym', '-t'] + opts + [cap],
                        capture_output=True, text=True)
     if r.returncode or 'Sanitizer' in r.stderr or 'runtime error:' in r.stderr:
         print('FAIL: ptdecode --branches exited %d: %s' % (r.returncode, r.stderr))

@@ -640,8 +640,10 @@ static void next_psb_time(struct walk *k)
 }
 
 /* After a TIP.PGD libipt has the next event (TIP.PGE, or the next PSB's)
- * and its time before it reports the disable: a thread switch by then
- * comes first.  Returns 0 or WALK_FAIL. */
+ * and its time: the flow's from there on.  Called after the disable is
+ * reported: it ends the flow of the thread that ran it, so a thread
+ * switch by that time comes after it (as perf has it).  Returns 0 or
+ * WALK_FAIL. */
 static int disable_lookahead(struct walk *k)
 {
 	int rc = peek_packet(k);
@@ -669,12 +671,12 @@ static int branch_disable(struct walk *k)
 		return WALK_FAIL;
 	pgd_valid = k->tm.have_tsc;
 	pgd_tsc = k->tm.tsc;
-	if (disable_lookahead(k))
-		return WALK_FAIL;
 	ev = event(k, PTD_EV_DISABLED, ok ? to : 0);
 	event_time(k, ev, pgd_valid, pgd_tsc);
 	if (ev && !ok)
 		ev->flags |= PTD_EVF_IP_SUPPRESSED;
+	if (disable_lookahead(k))
+		return WALK_FAIL;
 	return wait_enable(k);
 }
 
@@ -948,7 +950,7 @@ static int async_event(struct walk *k)
 		return WALK_FAIL;
 	to = decompress_ip(&k->last_ip, &k->peek.payload.ip, &ok);
 	consume(k);
-	if (ok < 0 || disable_lookahead(k))
+	if (ok < 0)
 		return WALK_FAIL;
 	ev = event(k, PTD_EV_DISABLED, at);
 	event_time(k, ev, fup_valid, fup_tsc);
@@ -957,6 +959,8 @@ static int async_event(struct walk *k)
 		if (!ok)
 			ev->flags |= PTD_EVF_IP_SUPPRESSED;
 	}
+	if (disable_lookahead(k))
+		return WALK_FAIL;
 	return wait_enable(k);
 }
 
