@@ -154,22 +154,66 @@ static int next_records(struct fast_backend *fb, struct segment *seg,
 	return 1;
 }
 
-static int fast_next_blocks(struct backend *base, const struct ptd_block **blocks,
-			    size_t *n, uint64_t *ninsn, uint64_t limit,
-			    struct ptd_event *ev, int *have_ev)
+/* Reference mode under ptd_next_blocks, which hands out instructions
+ * only in blocks: the reference decoder's instruction events become
+ * blocks of one (the session answers block_info and block_insn for
+ * them), or only their count; at most limit of them (0: no limit).
+ * Returns 1 with blocks, a count or an event handed out, 0 when the
+ * reference decoder ended with nothing more, or a negative error (kept
+ * for the next call when blocks come before it). */
+static int ref_blocks(struct fast_backend *fb, const struct ptd_block **blocks,
+		      size_t *n, uint64_t *ninsn, uint64_t limit,
+		      struct ptd_event *ev, int *have_ev)
 {
-	struct fast_backend *fb = (struct fast_backend *)base;
+	uint64_t got = 0;
 
-	if (!fb->pool_started)
-		pool_start(fb);
+	*blocks = fb->ref_blk;
+	while (fb->ref && got < FASTPT_REF_BLOCKS && (!limit || got < limit)) {
+		struct ptd_event *slot = &fb->ref_ev[fb->count_only ? 0 : got];
+		int rc = ref_next(fb, slot);
+
+		if (rc < 0 && rc != PTD_ERR_END) {
+			if (!got)
+				return rc;
+			fb->ref_err = rc;
+			break;
+		}
+		if (rc < 0)
+			break;  /* ended: the segments of other queues follow */
+		if (slot->kind != PTD_EV_INSN) {
+			*ev = *slot;
+			*have_ev = 1;
+			break;
+		}
+		if (!fb->count_only) {
+			fb->ref_blk[got].priv = slot;
+			fb->ref_blk[got].ninsn = 1;
+			fb->ref_blk[got].ctx = BACKEND_CTX_EVENT;
+			*n = (size_t)got + 1;
+		}
+		got++;
+	}
+	*ninsn = got;
+	return got || *have_ev;
+}
+
+/* The next run of blocks (or count) up to an event, or that event.  With
+ * insn_events (for next()), the reference decoder's instructions come as
+ * single events instead. */
+static int next_out(struct fast_backend *fb, const struct ptd_block **blocks,
+		    size_t *n, uint64_t *ninsn, uint64_t limit,
+		    struct ptd_event *ev, int *have_ev, int insn_events)
+{
 	*n = 0;
 	*ninsn = 0;
 	*have_ev = 0;
+	if (fb->ref_err)
+		return fb->ref_err;
 	for (;;) {
 		struct segment *seg;
 		int rc;
 
-		if (fb->ref) {
+		if (fb->ref && insn_events) {
 			rc = ref_next(fb, ev);
 			if (rc == 0) {
 				*have_ev = 1;
@@ -177,6 +221,12 @@ static int fast_next_blocks(struct backend *base, const struct ptd_block **block
 			}
 			if (rc != PTD_ERR_END)
 				return rc;
+			continue;
+		}
+		if (fb->ref) {
+			rc = ref_blocks(fb, blocks, n, ninsn, limit, ev, have_ev);
+			if (rc)
+				return rc < 0 ? rc : 0;
 			continue;
 		}
 		if (fb->out_seg >= fb->nsegs)
@@ -193,6 +243,17 @@ static int fast_next_blocks(struct backend *base, const struct ptd_block **block
 		    next_records(fb, seg, blocks, n, ninsn, limit, ev, have_ev))
 			return 0;
 	}
+}
+
+static int fast_next_blocks(struct backend *base, const struct ptd_block **blocks,
+			    size_t *n, uint64_t *ninsn, uint64_t limit,
+			    struct ptd_event *ev, int *have_ev)
+{
+	struct fast_backend *fb = (struct fast_backend *)base;
+
+	if (!fb->pool_started)
+		pool_start(fb);
+	return next_out(fb, blocks, n, ninsn, limit, ev, have_ev, 0);
 }
 
 /* ------------------------------------------------------------------ */
@@ -321,7 +382,7 @@ static int fast_next(struct backend *base, struct ptd_event *ev)
 		}
 		uint64_t cnt;
 
-		rc = fast_next_blocks(base, &fb->run, &fb->run_n, &cnt, 0, ev, &have_ev);
+		rc = next_out(fb, &fb->run, &fb->run_n, &cnt, 0, ev, &have_ev, 1);
 		fb->run_i = 0;
 		fb->insn_i = 0;
 		if (rc < 0)
