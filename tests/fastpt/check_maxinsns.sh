@@ -8,7 +8,10 @@
 # fast decoder hands to libipt (a CYC calibration it cannot know, a packet
 # it leaves to libipt) come to the block views as instruction events: the
 # Ns lie inside them.  "trace" inputs must fall back at one thread (the
-# check says so when they do not).
+# check says so when they do not).  Also, the whole trace's --branches
+# (taken branches, trace ends and begins from the disable and enable
+# events) equal libipt's: libipt, run from the queue's start up to the
+# instructions handed out, does not repeat the events after them.
 set -eu
 ptdecode=$1 maxlist=$2 how=$3
 shift 3
@@ -59,7 +62,13 @@ for m in $maxlist; do
         [ "$c" = "$want" ] || { echo "FAIL: -j$j --max-insns $m --stats counts $c, not $want"; rc=1; }
     done
 done
+"$ptdecode" -q --decoder=libipt --branches "$@" >"$tmp/lib.br"
+for j in 1 2; do
+    "$ptdecode" -q -j$j --branches "$@" >"$tmp/got.br"
+    cmp -s "$tmp/got.br" "$tmp/lib.br" || {
+        echo "FAIL: -j$j --branches differ from libipt's:"; diff "$tmp/got.br" "$tmp/lib.br" | head -5; rc=1; }
+done
 [ $rc = 0 ] && echo "OK: --max-insns $maxlist: libipt's first N instructions and count" \
-    "(--insn, --coverage, --stats at -j1, -j2; $total in all; segments decoded by" \
+    "(--insn, --coverage, --stats at -j1, -j2; $total in all; --branches equal; segments decoded by" \
     "libipt: ${fb1:-0} at -j1, ${fb2:-0} at -j2)"
 exit $rc

@@ -26,6 +26,23 @@ static int ref_start(struct fast_backend *fb, size_t qi)
 		return rc;
 	fb->ref_queue = qi;
 	fb->ref_skip = fq->emitted;
+	fq->tail_skipped = 0;
+	return 0;
+}
+
+/* Whether ev, past the instructions already handed out, is one of the
+ * events the walk handed out after them (the kinds in order; libipt's
+ * other events in between, which the walk does not report, go out). */
+static int ref_repeats(struct fqueue *fq, const struct ptd_event *ev)
+{
+	if (ev->kind == PTD_EV_INSN) {
+		fq->tail_skipped = fq->ntail;
+		return 0;
+	}
+	if (fq->tail_skipped < fq->ntail && ev->kind == fq->tail[fq->tail_skipped]) {
+		fq->tail_skipped++;
+		return 1;
+	}
 	return 0;
 }
 
@@ -54,12 +71,27 @@ static int ref_next(struct fast_backend *fb, struct ptd_event *ev)
 				fb->ref_skip--;
 			continue;
 		}
+		if (ref_repeats(&fb->queues[fb->ref_queue], ev))
+			continue;
 		return 0;
 	}
 }
 
 /* ------------------------------------------------------------------ */
 /* Hand-out of the segments' outputs, in trace order                   */
+
+/* Events and instructions of seg's queue handed out: what libipt repeats
+ * if the queue falls back (ref_repeats). */
+static void note_out(struct fast_backend *fb, const struct segment *seg,
+		     uint64_t ninsn, const struct ptd_event *ev)
+{
+	struct fqueue *fq = &fb->queues[seg->queue];
+
+	if (ninsn)
+		fq->ntail = 0;
+	if (ev && fq->ntail < FQ_TAIL_MAX)
+		fq->tail[fq->ntail++] = ev->kind;
+}
 
 /* Waits for the consumer's segment seg.  Returns 0, 1 when it fell back
  * (libipt decodes the rest of its queue now), or a negative PTD_ERR_*. */
@@ -89,12 +121,14 @@ static int next_counts(struct fast_backend *fb, struct segment *seg, uint64_t *n
 		if (limit && *ninsn > limit)
 			*ninsn = limit;  /* the caller stops here */
 		fb->out_cum += *ninsn;
+		note_out(fb, seg, *ninsn, NULL);
 		return 1;
 	}
 	if (fb->out_ev < seg->nevents) {
 		*ev = seg->events[fb->out_ev++];
 		ev->queue = seg->queue;
 		*have_ev = 1;
+		note_out(fb, seg, 0, ev);
 		return 1;
 	}
 	pool_advance(fb);
@@ -134,6 +168,7 @@ static int next_records(struct fast_backend *fb, struct segment *seg,
 		ev->queue = seg->queue;
 		fb->out_pos++;
 		*have_ev = 1;
+		note_out(fb, seg, 0, ev);
 		return 1;
 	}
 	if (fb->out_ev < seg->nevents) {
@@ -148,6 +183,7 @@ static int next_records(struct fast_backend *fb, struct segment *seg,
 		*ninsn = limit;
 	}
 	fb->out_cum += *ninsn;
+	note_out(fb, seg, *ninsn, NULL);
 	*blocks = &seg->recs[fb->out_pos];
 	*n = end - fb->out_pos;
 	fb->out_pos = end;
