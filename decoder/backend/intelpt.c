@@ -958,8 +958,17 @@ static int step(struct ipt_backend *b)
 		}
 		b->status = rc;
 		b->ok_off = trace_offset(b);
-		update_time(b);
-		convert_event(b, &pe);
+		/* libipt reads on to the next event's timing packets before
+		 * it reports a disable: the disable is the thread's that ran
+		 * before it, a switch found by then comes after it (as the
+		 * fast decoder, which reads that TSC after the disable) */
+		if (pe.type == ptev_disabled || pe.type == ptev_async_disabled) {
+			convert_event(b, &pe);
+			update_time(b);
+		} else {
+			update_time(b);
+			convert_event(b, &pe);
+		}
 		return 0;
 	}
 	if ((b->status & pts_eos) && !in_cut_splice(b)) {
