@@ -285,7 +285,7 @@ static int next_event(struct ptd_session *s, struct ptd_event *ev)
 /* Blocks of backends that have none: each instruction event is a block of
  * one, pointing at a saved copy of the event. */
 #define BLK_INSN_MAX 256
-#define CTX_EVENT UINT32_MAX
+#define CTX_EVENT BACKEND_CTX_EVENT
 
 static int blocks_from_events(struct ptd_session *s, const struct ptd_block **out,
 			      size_t *n, struct ptd_event *ev, int *have_ev)

@@ -23,6 +23,9 @@ struct backend_stats {
 	uint64_t blocks_built, block_hits, memo_hits;
 };
 
+/* ptd_block.ctx of a block of one instruction event (see next_blocks) */
+#define BACKEND_CTX_EVENT UINT32_MAX
+
 struct backend {
 	/* Fills *ev with the next event: 0, PTD_ERR_END, or a negative
 	 * error when nothing more can be decoded.  ev->msg may point into
@@ -34,7 +37,9 @@ struct backend {
 	int (*next_blocks)(struct backend *b, const struct ptd_block **blocks,
 			   size_t *n, uint64_t *ninsn, uint64_t limit,
 			   struct ptd_event *ev, int *have_ev);
-	/* For blocks from next_blocks: their context and instructions. */
+	/* For blocks from next_blocks: their context and instructions.
+	 * A block whose ctx is BACKEND_CTX_EVENT is one instruction whose
+	 * priv is its struct ptd_event: the session answers for it. */
 	int (*block_info)(const struct backend *b, const struct ptd_block *blk,
 			  struct ptd_block_info *info);
 	int (*block_insn)(const struct backend *b, const struct ptd_block *blk,

@@ -958,10 +958,11 @@ static int step(struct ipt_backend *b)
 		}
 		b->status = rc;
 		b->ok_off = trace_offset(b);
+		/* libipt reads on to the next event's timing packets before
+		 * it reports a disable: the disable is the thread's that ran
+		 * before it, a switch found by then comes after it (as the
+		 * fast decoder, which reads that TSC after the disable) */
 		if (pe.type == ptev_disabled || pe.type == ptev_async_disabled) {
-			/* a disable ends the flow of the thread that ran it
-			 * (as perf has it): libipt read on to the next event,
-			 * so thread switches by that time come after it */
 			convert_event(b, &pe);
 			update_time(b);
 		} else {

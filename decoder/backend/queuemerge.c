@@ -126,12 +126,15 @@ static int u64_cmp(const void *a, const void *b)
 }
 
 /* Branch order: after ev, do the run's events still follow at once?
- * From a branch instruction up to the event that says where it went. */
-static int sticks(const struct ptd_event *ev, int stick)
+ * From a branch instruction up to the event that says where it went.
+ * That event may come before its turn (turn: 0), when a timing packet
+ * gave it a later time: if it is a branch itself, it waits for its turn
+ * to be resolved, as perf lists a branch at its own time. */
+static int sticks(const struct ptd_event *ev, int stick, int turn)
 {
 	switch (ev->kind) {
 	case PTD_EV_INSN:
-		return ev->iclass != PTD_IC_OTHER;
+		return ev->iclass != PTD_IC_OTHER && turn;
 	case PTD_EV_ENABLED: case PTD_EV_DISABLED: case PTD_EV_ASYNC:
 	case PTD_EV_ERROR: case PTD_EV_GAP: case PTD_EV_OVERFLOW:
 		return 0;
@@ -143,7 +146,7 @@ static int sticks(const struct ptd_event *ev, int stick)
 static int qm_next(struct backend *b, struct ptd_event *ev)
 {
 	struct qmerge *m = (struct qmerge *)b;
-	int rc;
+	int rc, turn;
 
 	if (!m->started && (rc = start(m)))
 		return rc;
@@ -158,13 +161,14 @@ static int qm_next(struct backend *b, struct ptd_event *ev)
 				m->stick = 0;
 				continue;
 			}
-			if (m->stick || ((!m->hn || q->key <= m->heap[0].key) &&
-					 q->key < next_stop(m))) {
+			turn = (!m->hn || q->key <= m->heap[0].key) &&
+			       q->key < next_stop(m);
+			if (m->stick || turn) {
 				*ev = q->ev;
 				q->have = 0;
 				m->last = m->run;
 				if (m->branch_order)
-					m->stick = sticks(ev, m->stick);
+					m->stick = sticks(ev, m->stick, turn);
 				return 0;
 			}
 			heap_add(m, (size_t)m->run);

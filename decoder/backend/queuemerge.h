@@ -23,7 +23,9 @@
  * carry a later time (a timing packet between them).  perf orders a
  * branch sample by the branch's own time; with branch order on, the
  * events after a branch instruction follow it at once, up to the one
- * that says where it went, so a view pairing them finds them together.
+ * that says where it went, so a view pairing them finds them together;
+ * when that one comes before its turn and is a branch itself, the queue
+ * then waits for its turn (the view keeps a pending branch per queue).
  */
 #ifndef PTD_QUEUEMERGE_H
 #define PTD_QUEUEMERGE_H

@@ -43,6 +43,8 @@ struct view {
 	struct qdepth {             /* call depth of each queue's thread */
 		int depth;
 		int32_t tid;
+		int have_pend;      /* its pending instruction, while */
+		struct ptd_event pend;  /* another queue's events come */
 	} *qd;
 	size_t nqd, qdcap;
 	long qd_cur;                /* queue whose depth is in depth, -1 */
@@ -580,25 +582,37 @@ static void settle_run(struct view *v, int32_t tid)
 }
 
 /* Call depth follows each queue (CPU) on its own, so that a timeline
- * merged from several shows each queue's calls as it alone would. */
+ * merged from several shows each queue's calls as it alone would; so
+ * does the pending instruction: the merge hands out a branch whose
+ * target came with a later time at that time (queuemerge.h), after
+ * other queues' events. */
 static void queue_depth(struct view *v, uint32_t q)
 {
 	if (v->qd_cur == (long)q)
 		return;
 	if (q >= v->nqd) {
-		if (util_grow((void **)&v->qd, &v->qdcap, (size_t)q + 1, sizeof(*v->qd)))
-			return;  /* out of memory: depth carries over */
+		if (util_grow((void **)&v->qd, &v->qdcap, (size_t)q + 1, sizeof(*v->qd))) {
+			v->have_pend = 0;   /* out of memory: depth carries over, */
+			return;             /* the branch is not listed */
+		}
 		for (; v->nqd <= q; v->nqd++) {
 			v->qd[v->nqd].depth = 0;
 			v->qd[v->nqd].tid = -2;
+			v->qd[v->nqd].have_pend = 0;
 		}
 	}
 	if (v->qd_cur >= 0) {
 		v->qd[v->qd_cur].depth = v->depth;
 		v->qd[v->qd_cur].tid = v->depth_tid;
+		v->qd[v->qd_cur].have_pend = v->have_pend;
+		if (v->have_pend)
+			v->qd[v->qd_cur].pend = v->pend;
 	}
 	v->depth = v->qd[q].depth;
 	v->depth_tid = v->qd[q].tid;
+	v->have_pend = v->qd[q].have_pend;
+	if (v->have_pend)
+		v->pend = v->qd[q].pend;
 	v->qd_cur = (long)q;
 }
 
@@ -615,8 +629,6 @@ static void flow_step(struct view *v, const struct ptd_event *ev)
 			settle_run(v, v->depth_tid);
 		perfetto_event(v->pf, ev);
 	}
-	if (v->have_pend && ev->queue != v->pend.queue)
-		v->have_pend = 0;   /* its queue ended: where it went is unknown */
 	queue_depth(v, ev->queue);
 	if (v->nparked && !v->have_pend &&
 	    (ev->kind == PTD_EV_ENABLED || ev->kind == PTD_EV_INSN))

@@ -2,8 +2,10 @@
 """check_ptcapture_kcore.py MKKCORE PTCAPTURE WORKDIR
 
 `ptcapture record --kcore=DIR` with DIR made by mkkcore: a kcore file whose
-PT_LOADs hold the real JIT images of the BPF programs loaded here (read by
-program id), at their real addresses, except kc_omit's; kallsyms copied
+PT_LOADs hold the real JIT images of the programs mkkcore keeps loaded
+(kc_keep1, kc_keep2: read by program id), at their real addresses, not
+kc_omit's nor other programs' (other tests free and load programs
+meanwhile: a copy of theirs could be stale, a real kcore never is); kallsyms copied
 from /proc; no modules.  Checks, with perf script -D (Linux perf's own
 perf.data reader) naming the KSYMBOL records ptcapture synthesized at its
 start:

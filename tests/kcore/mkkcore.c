@@ -6,11 +6,14 @@
  *   mkkcore DIR      (root, BPF)
  *
  * Loads three small socket-filter programs (kc_keep1, kc_keep2, kc_omit)
- * and keeps them loaded.  Then, for every BPF program loaded on the
- * machine, reads its JIT images by id (prog info: jited_ksyms,
- * jited_func_lens, jited_prog_insns; capture/ptcapture/bpfinfo.c) and
- * writes DIR/kcore with one PT_LOAD per image at its real address, except
- * kc_omit's (the range a test expects to be reported as not copied), a
+ * and keeps them loaded.  Then reads their JIT images by id (prog info:
+ * jited_ksyms, jited_func_lens, jited_prog_insns;
+ * capture/ptcapture/bpfinfo.c) and writes DIR/kcore with one PT_LOAD per
+ * image of kc_keep1 and kc_keep2 at its real address (only programs that
+ * stay loaded: a real kcore is live, this copy is not, and other tests
+ * load and free programs meanwhile, possibly at the same addresses;
+ * every other program's range is one the file lacks), kc_omit's left out
+ * (the range a test expects to be reported as not copied), a
  * copy of /proc/kallsyms as DIR/kallsyms, an empty DIR/modules, and
  * DIR/expect.tsv: "keep 0xADDR LEN NAME" per image written, "omit 0xADDR
  * LEN NAME" for kc_omit's.  Prints "ready" and waits for its standard
@@ -63,7 +66,7 @@ int main(int argc, char **argv)
 	struct kcore_range r[8192];
 	char path[4200], err[512];
 	size_t np = 0, nr = 0;
-	uint32_t id = 0, omit_id;
+	uint32_t id = 0, omit_id, keep_id[2];
 	int fd[3];
 	FILE *ex;
 
@@ -88,6 +91,14 @@ int main(int argc, char **argv)
 		}
 		omit_id = pi.id;
 	}
+	for (int k = 0; k < 2; k++) {
+		struct bpf_prog_info pi = { 0 };
+		uint32_t len = sizeof(pi);
+
+		if (bpf_obj_get_info_by_fd(fd[k], &pi, &len))
+			return 1;
+		keep_id[k] = pi.id;
+	}
 	mkdir(argv[1], 0700);
 	snprintf(path, sizeof(path), "%s/expect.tsv", argv[1]);
 	if (!(ex = fopen(path, "we")))
@@ -95,8 +106,10 @@ int main(int argc, char **argv)
 	while (!bpf_prog_get_next_id(id, &id) && np < 4096) {
 		struct bpfinfo_prog *p = &progs[np];
 
+		if (id != omit_id && id != keep_id[0] && id != keep_id[1])
+			continue;
 		if (bpfinfo_copy(NULL, id, p, err, sizeof(err)))
-			continue;   /* gone meanwhile, or no JIT */
+			continue;   /* no JIT */
 		np++;
 		for (uint32_t i = 0; i < p->nimg && nr < 8192; i++) {
 			if (p->id == omit_id) {

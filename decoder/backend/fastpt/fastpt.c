@@ -26,6 +26,23 @@ static int ref_start(struct fast_backend *fb, size_t qi)
 		return rc;
 	fb->ref_queue = qi;
 	fb->ref_skip = fq->emitted;
+	fq->tail_skipped = 0;
+	return 0;
+}
+
+/* Whether ev, past the instructions already handed out, is one of the
+ * events the walk handed out after them (the kinds in order; libipt's
+ * other events in between, which the walk does not report, go out). */
+static int ref_repeats(struct fqueue *fq, const struct ptd_event *ev)
+{
+	if (ev->kind == PTD_EV_INSN) {
+		fq->tail_skipped = fq->ntail;
+		return 0;
+	}
+	if (fq->tail_skipped < fq->ntail && ev->kind == fq->tail[fq->tail_skipped]) {
+		fq->tail_skipped++;
+		return 1;
+	}
 	return 0;
 }
 
@@ -54,12 +71,27 @@ static int ref_next(struct fast_backend *fb, struct ptd_event *ev)
 				fb->ref_skip--;
 			continue;
 		}
+		if (ref_repeats(&fb->queues[fb->ref_queue], ev))
+			continue;
 		return 0;
 	}
 }
 
 /* ------------------------------------------------------------------ */
 /* Hand-out of the segments' outputs, in trace order                   */
+
+/* Events and instructions of seg's queue handed out: what libipt repeats
+ * if the queue falls back (ref_repeats). */
+static void note_out(struct fast_backend *fb, const struct segment *seg,
+		     uint64_t ninsn, const struct ptd_event *ev)
+{
+	struct fqueue *fq = &fb->queues[seg->queue];
+
+	if (ninsn)
+		fq->ntail = 0;
+	if (ev && fq->ntail < FQ_TAIL_MAX)
+		fq->tail[fq->ntail++] = ev->kind;
+}
 
 /* Waits for the consumer's segment seg.  Returns 0, 1 when it fell back
  * (libipt decodes the rest of its queue now), or a negative PTD_ERR_*. */
@@ -89,12 +121,14 @@ static int next_counts(struct fast_backend *fb, struct segment *seg, uint64_t *n
 		if (limit && *ninsn > limit)
 			*ninsn = limit;  /* the caller stops here */
 		fb->out_cum += *ninsn;
+		note_out(fb, seg, *ninsn, NULL);
 		return 1;
 	}
 	if (fb->out_ev < seg->nevents) {
 		*ev = seg->events[fb->out_ev++];
 		ev->queue = seg->queue;
 		*have_ev = 1;
+		note_out(fb, seg, 0, ev);
 		return 1;
 	}
 	pool_advance(fb);
@@ -134,6 +168,7 @@ static int next_records(struct fast_backend *fb, struct segment *seg,
 		ev->queue = seg->queue;
 		fb->out_pos++;
 		*have_ev = 1;
+		note_out(fb, seg, 0, ev);
 		return 1;
 	}
 	if (fb->out_ev < seg->nevents) {
@@ -148,28 +183,73 @@ static int next_records(struct fast_backend *fb, struct segment *seg,
 		*ninsn = limit;
 	}
 	fb->out_cum += *ninsn;
+	note_out(fb, seg, *ninsn, NULL);
 	*blocks = &seg->recs[fb->out_pos];
 	*n = end - fb->out_pos;
 	fb->out_pos = end;
 	return 1;
 }
 
-static int fast_next_blocks(struct backend *base, const struct ptd_block **blocks,
-			    size_t *n, uint64_t *ninsn, uint64_t limit,
-			    struct ptd_event *ev, int *have_ev)
+/* Reference mode under ptd_next_blocks, which hands out instructions
+ * only in blocks: the reference decoder's instruction events become
+ * blocks of one (the session answers block_info and block_insn for
+ * them), or only their count; at most limit of them (0: no limit).
+ * Returns 1 with blocks, a count or an event handed out, 0 when the
+ * reference decoder ended with nothing more, or a negative error (kept
+ * for the next call when blocks come before it). */
+static int ref_blocks(struct fast_backend *fb, const struct ptd_block **blocks,
+		      size_t *n, uint64_t *ninsn, uint64_t limit,
+		      struct ptd_event *ev, int *have_ev)
 {
-	struct fast_backend *fb = (struct fast_backend *)base;
+	uint64_t got = 0;
 
-	if (!fb->pool_started)
-		pool_start(fb);
+	*blocks = fb->ref_blk;
+	while (fb->ref && got < FASTPT_REF_BLOCKS && (!limit || got < limit)) {
+		struct ptd_event *slot = &fb->ref_ev[fb->count_only ? 0 : got];
+		int rc = ref_next(fb, slot);
+
+		if (rc < 0 && rc != PTD_ERR_END) {
+			if (!got)
+				return rc;
+			fb->ref_err = rc;
+			break;
+		}
+		if (rc < 0)
+			break;  /* ended: the segments of other queues follow */
+		if (slot->kind != PTD_EV_INSN) {
+			*ev = *slot;
+			*have_ev = 1;
+			break;
+		}
+		if (!fb->count_only) {
+			fb->ref_blk[got].priv = slot;
+			fb->ref_blk[got].ninsn = 1;
+			fb->ref_blk[got].ctx = BACKEND_CTX_EVENT;
+			*n = (size_t)got + 1;
+		}
+		got++;
+	}
+	*ninsn = got;
+	return got || *have_ev;
+}
+
+/* The next run of blocks (or count) up to an event, or that event.  With
+ * insn_events (for next()), the reference decoder's instructions come as
+ * single events instead. */
+static int next_out(struct fast_backend *fb, const struct ptd_block **blocks,
+		    size_t *n, uint64_t *ninsn, uint64_t limit,
+		    struct ptd_event *ev, int *have_ev, int insn_events)
+{
 	*n = 0;
 	*ninsn = 0;
 	*have_ev = 0;
+	if (fb->ref_err)
+		return fb->ref_err;
 	for (;;) {
 		struct segment *seg;
 		int rc;
 
-		if (fb->ref) {
+		if (fb->ref && insn_events) {
 			rc = ref_next(fb, ev);
 			if (rc == 0) {
 				*have_ev = 1;
@@ -177,6 +257,12 @@ static int fast_next_blocks(struct backend *base, const struct ptd_block **block
 			}
 			if (rc != PTD_ERR_END)
 				return rc;
+			continue;
+		}
+		if (fb->ref) {
+			rc = ref_blocks(fb, blocks, n, ninsn, limit, ev, have_ev);
+			if (rc)
+				return rc < 0 ? rc : 0;
 			continue;
 		}
 		if (fb->out_seg >= fb->nsegs)
@@ -193,6 +279,17 @@ static int fast_next_blocks(struct backend *base, const struct ptd_block **block
 		    next_records(fb, seg, blocks, n, ninsn, limit, ev, have_ev))
 			return 0;
 	}
+}
+
+static int fast_next_blocks(struct backend *base, const struct ptd_block **blocks,
+			    size_t *n, uint64_t *ninsn, uint64_t limit,
+			    struct ptd_event *ev, int *have_ev)
+{
+	struct fast_backend *fb = (struct fast_backend *)base;
+
+	if (!fb->pool_started)
+		pool_start(fb);
+	return next_out(fb, blocks, n, ninsn, limit, ev, have_ev, 0);
 }
 
 /* ------------------------------------------------------------------ */
@@ -321,7 +418,7 @@ static int fast_next(struct backend *base, struct ptd_event *ev)
 		}
 		uint64_t cnt;
 
-		rc = fast_next_blocks(base, &fb->run, &fb->run_n, &cnt, 0, ev, &have_ev);
+		rc = next_out(fb, &fb->run, &fb->run_n, &cnt, 0, ev, &have_ev, 1);
 		fb->run_i = 0;
 		fb->insn_i = 0;
 		if (rc < 0)

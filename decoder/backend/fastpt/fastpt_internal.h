@@ -23,6 +23,8 @@
 struct worker;
 
 #define SPARE_MAX 128
+/* instruction events of the reference decoder per next_blocks call */
+#define FASTPT_REF_BLOCKS 256
 
 struct fast_backend {
 	struct backend base;
@@ -65,6 +67,10 @@ struct fast_backend {
 	struct backend *ref;
 	size_t ref_queue;
 	uint64_t ref_skip;        /* instructions of it already handed out */
+	int ref_err;              /* its fatal error, after the blocks before it */
+	/* next_blocks in reference mode: its instructions as blocks of one */
+	struct ptd_event ref_ev[FASTPT_REF_BLOCKS];
+	struct ptd_block ref_blk[FASTPT_REF_BLOCKS];
 	/* next(): the run being expanded into instructions */
 	const struct ptd_block *run;
 	size_t run_n, run_i;

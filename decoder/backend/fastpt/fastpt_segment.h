@@ -54,6 +54,8 @@ struct segment {
 	size_t ord;                /* its index in the output order */
 };
 
+#define FQ_TAIL_MAX 32
+
 struct fqueue {
 	struct intelpt_queue q;
 	struct segment *segs;
@@ -62,6 +64,10 @@ struct fqueue {
 				   * rest, workers may skip its segments */
 	uintptr_t dropped;        /* pages below this are out of our RSS */
 	uint64_t emitted;         /* instructions handed out so far */
+	/* kinds of the events handed out after its last instruction (the
+	 * first FQ_TAIL_MAX): libipt, run up to there, gives them again */
+	uint16_t tail[FQ_TAIL_MAX];
+	unsigned ntail, tail_skipped;
 };
 
 /* Room for one more record.  Returns 0 or -1 (memory). */
