@@ -6,11 +6,14 @@
  * perf read (perf.data; the code as a raw file perf maps at its address)
  * plus the raw trace for libipt's own decoders.
  *
- *   benchgen KIND INSNS OUT.ptd [SEED]
+ *   benchgen [--mtc] [--cyc] KIND INSNS OUT.ptd [SEED]
  *
  * KIND: tnt   conditional branches back to back (TNT-dense loop)
  *       call  calls and returns two deep (return compression)
  *       ind   indirect jumps through 16 targets (TIP-heavy)
+ * Timing: TSC packets always; --mtc adds MTC (+TMA) with perf's default
+ * mtc_period 3, --cyc adds CYC packets (cycle-accurate mode, perf's
+ * cyc=1); together they are what perf records with cyc=1.
  * Writes OUT.ptd/{perf.data,code.bin,trace.bin,info}.
  */
 #include "disasm.h"
@@ -147,8 +150,21 @@ int main(int argc, char **argv)
 	size_t n;
 	FILE *f;
 
+	for (; argc > 1 && argv[1][0] == '-'; argc--, argv++) {
+		if (!strcmp(argv[1], "--mtc")) {
+			po.mtc = go.mtc = 1;
+			po.mtc_period = go.mtc_freq = 3;
+		} else if (!strcmp(argv[1], "--cyc")) {
+			po.cyc = go.cyc = 1;
+		} else {
+			die("unknown option (--mtc, --cyc)");
+		}
+	}
+	/* the crystal clock ratio ptcap_begin writes to AUXTRACE_INFO */
+	go.ctc_n = 2;
+	go.ctc_d = 1;
 	if (argc < 4)
-		die("usage: benchgen tnt|call|ind INSNS OUT.ptd [SEED]");
+		die("usage: benchgen [--mtc] [--cyc] tnt|call|ind INSNS OUT.ptd [SEED]");
 	ninsn = strtoull(argv[2], NULL, 0);
 	seed = argc > 4 ? strtoull(argv[4], NULL, 0) : 1;
 	x = seed * 0x9e3779b97f4a7c15ull | 1;
@@ -233,8 +249,8 @@ int main(int argc, char **argv)
 	    perfwrite_close(o.pw, err, sizeof(err)) || fclose(o.raw))
 		die("cannot finish the output");
 	f = create(argv[3], "info", "w");
-	fprintf(f, "tool=benchgen\nkind=%s\ninstructions=%llu\nseed=%llu\n", argv[1],
-		(unsigned long long)ninsn, (unsigned long long)seed);
+	fprintf(f, "tool=benchgen\nkind=%s\ninstructions=%llu\nseed=%llu\nmtc=%d\ncyc=%d\n",
+		argv[1], (unsigned long long)ninsn, (unsigned long long)seed, go.mtc, go.cyc);
 	fclose(f);
 	ptgen_free(g);
 	disasm_free(d);

@@ -2,7 +2,11 @@
  * ptdecode against: decodes a raw Intel PT trace with code images given as
  * FILE:ADDR and prints instruction count, bytes and time.
  *
- *   ipt_driver block|insn|pkt TRACE FILE:ADDR...
+ *   ipt_driver block|insn|pkt [-m MTC_FREQ] TRACE FILE:ADDR...
+ *
+ * -m: the trace has MTC packets with that period; libipt gets it with
+ * benchgen's clock (CPUID 0x15 ratio 2/1, nominal ratio 32) to turn
+ * MTC and CYC into time, as ptdecode's configuration does.
  *
  * Images are added with pt_image_add_file (libipt's own section cache), as
  * ptxed does; "block" is ptxed's default decoder. */
@@ -26,12 +30,19 @@ int main(int argc, char **argv)
 	struct pt_image *image;
 	uint8_t *buf;
 	uint64_t ninsn = 0, nerr = 0;
+	int mtc_freq = -1;
 	long size;
 	double t0;
 	FILE *f;
 
+	if (argc > 3 && !strcmp(argv[2], "-m")) {
+		mtc_freq = atoi(argv[3]);
+		argv[3] = argv[1];
+		argv += 2;
+		argc -= 2;
+	}
 	if (argc < 3) {
-		fprintf(stderr, "usage: ipt_driver block|insn|pkt TRACE FILE:ADDR...\n");
+		fprintf(stderr, "usage: ipt_driver block|insn|pkt [-m MTC_FREQ] TRACE FILE:ADDR...\n");
 		return 2;
 	}
 	f = fopen(argv[2], "rb");
@@ -58,6 +69,12 @@ int main(int argc, char **argv)
 	pt_config_init(&cfg);
 	cfg.begin = buf;
 	cfg.end = buf + size;
+	if (mtc_freq >= 0) {
+		cfg.mtc_freq = (uint8_t)mtc_freq;
+		cfg.cpuid_0x15_ebx = 2;
+		cfg.cpuid_0x15_eax = 1;
+		cfg.nom_freq = 32;
+	}
 	t0 = now();
 	if (!strcmp(argv[1], "pkt")) {
 		struct pt_packet_decoder *d = pt_pkt_alloc_decoder(&cfg);

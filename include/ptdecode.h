@@ -249,7 +249,9 @@ enum ptd_event_kind {
 	PTD_EV_INSN = 1,      /* an instruction executed: ip, size, raw,
 			       * iclass, mode */
 	PTD_EV_ENABLED,       /* tracing (re)started at ip */
-	PTD_EV_DISABLED,      /* tracing stopped; ip = next IP if known */
+	PTD_EV_DISABLED,      /* tracing stopped; ip = next IP if known; tid:
+			       * the thread whose flow it ends (a switch
+			       * to another comes after it) */
 	PTD_EV_ASYNC,         /* asynchronous transfer (interrupt, fault,
 			       * signal delivery) from ip to addr */
 	PTD_EV_OVERFLOW,      /* the trace hardware lost packets; resumes at

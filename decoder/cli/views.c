@@ -642,7 +642,7 @@ static void flow_step(struct view *v, const struct ptd_event *ev)
 		if (ev->kind == PTD_EV_INSN) {
 			to = ev->ip;
 			kind = branch_kind(v, p, to);
-		} else if (ev->kind == PTD_EV_ENABLED && ev->ip) {
+		} else if (ev->kind == PTD_EV_ENABLED && ev->ip && !v->pf) {
 			/* kept over a disable that did not say where (below) */
 			to = ev->ip;
 			kind = branch_kind(v, p, to);
@@ -652,10 +652,6 @@ static void flow_step(struct view *v, const struct ptd_event *ev)
 			   !(ev->flags & PTD_EVF_IP_SUPPRESSED) && ev->ip) {
 			/* the branch retired, then tracing stopped or an
 			 * interrupt came: ev->ip is where execution went on */
-			to = ev->ip;
-			kind = branch_kind(v, p, to);
-		} else if (ev->kind == PTD_EV_ENABLED && ev->ip) {
-			/* kept over a disable that did not say where (below) */
 			to = ev->ip;
 			kind = branch_kind(v, p, to);
 		}
@@ -694,6 +690,12 @@ static void flow_step(struct view *v, const struct ptd_event *ev)
 				   * branch view lists it after trace-begin) */
 		break;
 	case PTD_EV_ENABLED:
+		/* Perfetto view: a branch kept over a disable that did not
+		 * say where goes to the instruction tracing resumes at: its
+		 * slice begins or ends at that instruction's time (the
+		 * decoder may time it after the enable) */
+		if (v->pf && v->have_pend && ev->ip)
+			return;
 		if (v->o.kind == VIEW_BRANCHES)
 			print_branch(v, "trace-begin", 0, ev->ip, ev);
 		else if (!v->pf && !(ev->flags & PTD_EVF_STATUS))

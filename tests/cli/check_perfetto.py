@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""check_perfetto.py PTDECODE CAPTURE time|insns
+"""check_perfetto.py PTDECODE CAPTURE time|insns [PTDECODE-OPTION...]
    check_perfetto.py PTDECODE --structure INPUT_ARGS...
 
 Checks `ptdecode --perfetto` on a ptsynth recording of a static program
@@ -91,22 +91,25 @@ def get_all(msg, field):
 
 def main():
     structure = len(sys.argv) > 3 and sys.argv[2] == '--structure'
-    if len(sys.argv) != 4 and not structure:
+    if len(sys.argv) < 4 and not structure:
         print(__doc__)
         sys.exit(2)
     ptdecode = sys.argv[1]
-    args = sys.argv[3:] if structure else [sys.argv[2]]
+    opts = [] if structure else sys.argv[4:]   # e.g. --decoder=libipt
+    args = sys.argv[3:] if structure else opts + [sys.argv[2]]
     for tool in ('protoc', 'perf', 'nm'):
         if not shutil.which(tool):
             skip(tool + ' is not installed (protobuf-compiler, linux-perf, binutils)')
     if not structure:
-        cap, clock = sys.argv[2:]
+        cap, clock = sys.argv[2:4]
         if not os.path.exists(os.path.join(cap, 'expected.insn')):
             fail('no recording in ' + cap)
         cmd = open(os.path.join(cap, 'cmd')).read().split()
         prog = cmd[cmd.index('--') + 1]
         # perf's own HOME: the recording's vDSO, nothing from this machine
-        perf_home(cap + '.perfetto.home', cap)
+        # (a home per option set: the tests of both decoders may run at once)
+        perf_home(cap + '.perfetto%s.home'
+                  % ''.join(o.strip('-').replace('=', '-') for o in opts), cap)
 
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, 'trace.pftrace')
@@ -282,7 +285,7 @@ def main():
         # ptdecode's instruction times (checked against perf's by the
         # synth timing tests)
         r = subprocess.run([ptdecode, '-q', '--insn', '-t', '--no-sym',
-                            '--no-disasm', cap], capture_output=True, text=True)
+                            '--no-disasm'] + opts + [cap], capture_output=True, text=True)
         times = []
         for line in r.stdout.splitlines():
             if line.startswith('0x'):

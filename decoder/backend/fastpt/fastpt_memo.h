@@ -10,8 +10,9 @@
  * replayed without decoding its packets again: loops through indirect
  * branches are otherwise bound by one libipt packet call per TNT and TIP.
  * The walk (fastpt_walk.c) decides what to record and replays; runs with
- * calls or returns (return-stack state), events, time or mode packets are
- * never stored.
+ * calls or returns (return-stack state), events, TSC or mode packets are
+ * never stored, nor MTC or CYC packets (timed runs) where the time of
+ * blocks is needed; a timed run's clock packets are replayed.
  *
  * The table is direct-mapped, one per worker, part of its block cache
  * (emptied with it: entries point at blocks).  Lookups are static inline:
@@ -39,6 +40,7 @@ struct memo {
 	uint64_t epoch;           /* every block checked valid in this epoch */
 	uint32_t ninsn;
 	uint8_t len, nrec;
+	uint8_t timed;            /* MTC or CYC packets among the bytes */
 	uint8_t bytes[MEMO_BYTES];
 	struct { struct fblock *b; uint32_t ninsn; } rec[MEMO_RECS];
 };
@@ -52,6 +54,7 @@ struct memo_run {
 	size_t len;
 	const struct ptd_block *recs;  /* nrec records: 1..MEMO_RECS */
 	size_t nrec;
+	int timed;
 };
 
 static inline size_t memo_hash(const struct fblock *b, uint64_t last_ip,

@@ -2,6 +2,8 @@
 #include "fastpt_walk.h"
 #include "fastpt_internal.h"
 #include "fastpt_memo.h"
+#include "fastpt_pkt.h"
+#include "fastpt_time.h"
 #include "imgstore.h"
 #include "machines.h"
 #include "sideband.h"
@@ -28,7 +30,21 @@ struct walk {
 	uint64_t rs[RS_SIZE + 1];
 	unsigned rs_top, rs_bottom;
 
-	uint64_t tsc;
+	/* time as libipt's query decoder keeps it: the clock at the packet
+	 * read last (tm), and the flow's time (last_*: tm where the last
+	 * TNT, TIP or event packet was taken), which blocks, thread switches
+	 * and sideband lookups use; at.time stays the last TSC packet's, a
+	 * lower bound for block validity */
+	struct ftime tm;
+	struct ftime_cfg tcfg;
+	uint64_t last_tsc;
+	int last_valid;
+	uint64_t now;             /* last_tsc in perf time, or unknown */
+	int now_stale;            /* now is computed when asked for */
+	int clock_carried;        /* tm holds the calibration from before
+				   * this segment (needed once CYC count) */
+	int clock_known;          /* ... and it was known */
+	int cyc_seen, clock_own;  /* a CYC; an MTC after one (clock_run) */
 	int32_t host_pid;         /* the host thread's process: at.pid is
 				   * the address space code is read in, the
 				   * guest's with nr (PIP.NR=1) */
@@ -42,6 +58,9 @@ struct walk {
 
 	struct pt_packet peek;    /* lookahead packet */
 	int have_peek;            /* 1 packet, 0 none read, -1 end/error */
+	int peek_event;           /* the packet is one libipt reports as an
+				   * event as soon as no TNT bit is pending
+				   * (taking the time there) */
 	uint32_t free_insns;      /* instructions since trace was last needed */
 
 	/* the packet decoder's position: cached, and after memo replays
@@ -52,6 +71,8 @@ struct walk {
 	/* the run being recorded for the memo (fastpt_memo.h) */
 	int rec;                  /* recording; cleared by anything impure */
 	int rec_tip;              /* the run ended with an indirect jump */
+	int rec_timed;            /* it has MTC or CYC packets */
+	int count_only;           /* nothing reads the blocks' times */
 	struct fblock *rec_start;
 	uint64_t rec_off, rec_last_ip, rec_epoch;
 	size_t rec_nrecs, rec_nevents;
@@ -96,6 +117,17 @@ static inline uint64_t pkt_offset(struct walk *k)
 	return k->off;
 }
 
+/* The flow's time in perf time, converted when first asked for. */
+static uint64_t flow_now(struct walk *k)
+{
+	if (k->now_stale) {
+		k->now = k->last_valid ? intelpt_tsc_to_perf(&k->fb->p, k->last_tsc) :
+			 IMGSTORE_TIME_UNKNOWN;
+		k->now_stale = 0;
+	}
+	return k->now;
+}
+
 /* Appends an event of kind at ip with the walk's context: the event for
  * the caller to complete, or NULL when out of memory. */
 static struct ptd_event *event(struct walk *k, int kind, uint64_t ip)
@@ -109,18 +141,35 @@ static struct ptd_event *event(struct walk *k, int kind, uint64_t ip)
 	ev->cpu = k->fq->q.cpu;
 	ev->pid = k->ev_pid;
 	ev->tid = k->ev_tid;
-	if (k->at.time != IMGSTORE_TIME_UNKNOWN) {
-		ev->time = k->at.time;
-		ev->tsc = k->tsc;
-		ev->flags |= PTD_EVF_TIME_VALID;
+	if (k->last_valid) {
+		ev->tsc = k->last_tsc;
+		if (flow_now(k) != IMGSTORE_TIME_UNKNOWN) {
+			ev->time = k->now;
+			ev->flags |= PTD_EVF_TIME_VALID;
+		}
 	}
 	ev->offset = k->seg->start + pkt_offset(k);
 	return ev;
 }
 
+/* An event at a packet whose time libipt takes there (a FUP's). */
+static void event_time(struct walk *k, struct ptd_event *ev, int valid, uint64_t tsc)
+{
+	uint64_t t = valid ? intelpt_tsc_to_perf(&k->fb->p, tsc) : IMGSTORE_TIME_UNKNOWN;
+
+	if (!ev || !valid)
+		return;
+	ev->tsc = tsc;
+	ev->time = t == IMGSTORE_TIME_UNKNOWN ? 0 : t;
+	if (t != IMGSTORE_TIME_UNKNOWN)
+		ev->flags |= PTD_EVF_TIME_VALID;
+	else
+		ev->flags &= (uint16_t)~PTD_EVF_TIME_VALID;
+}
+
+/* A TSC packet: the bound blocks are checked against. */
 static void set_time(struct walk *k, uint64_t tsc)
 {
-	k->tsc = tsc;
 	k->at.time = intelpt_tsc_to_perf(&k->fb->p, tsc);
 	k->ctx_dirty = 1;
 	++*k->at.epoch;
@@ -132,7 +181,7 @@ static void set_time(struct walk *k, uint64_t tsc)
 static void update_space(struct walk *k)
 {
 	int32_t space = intelpt_space(&k->fb->p, k->host_pid, k->tid,
-				      k->at.time, k->nr);
+				      flow_now(k), k->nr);
 	int32_t pid = k->host_pid, tid = k->tid;
 
 	if (space != k->at.pid) {
@@ -142,7 +191,7 @@ static void update_space(struct walk *k)
 	}
 	if (k->nr)
 		machines_guest_thread(k->fb->p.machines, k->host_pid, k->tid,
-				      k->at.time, &pid, &tid);
+				      flow_now(k), &pid, &tid);
 	if (pid != k->ev_pid || tid != k->ev_tid) {
 		k->ev_pid = pid;
 		k->ev_tid = tid;
@@ -158,21 +207,215 @@ static void update_context(struct walk *k)
 	int32_t pid, tid;
 	uint64_t guest_next;
 
-	if (!k->fb->sb || k->fq->q.cpu < 0 || k->at.time == IMGSTORE_TIME_UNKNOWN)
+	/* no switch ahead: nothing to convert the time for */
+	if (!k->fb->sb || k->fq->q.cpu < 0 || k->next_switch == UINT64_MAX ||
+	    flow_now(k) == IMGSTORE_TIME_UNKNOWN)
 		return;
-	if (k->next_switch && k->at.time < k->next_switch)
+	if (k->next_switch && k->now < k->next_switch)
 		return;
-	if (sideband_task_at(k->fb->sb, k->fq->q.cpu, k->at.time, &pid, &tid) == 0 &&
+	if (sideband_task_at(k->fb->sb, k->fq->q.cpu, k->now, &pid, &tid) == 0 &&
 	    (pid != k->host_pid || tid != k->tid)) {
 		k->host_pid = pid;
 		k->tid = tid;
 	}
 	update_space(k);
-	k->next_switch = sideband_next_switch(k->fb->sb, k->fq->q.cpu, k->at.time);
+	k->next_switch = sideband_next_switch(k->fb->sb, k->fq->q.cpu, k->now);
 	guest_next = k->nr ? machines_next_switch(k->fb->p.machines, k->host_pid,
-						  k->tid, k->at.time) : UINT64_MAX;
+						  k->tid, k->now) : UINT64_MAX;
 	if (guest_next < k->next_switch)
 		k->next_switch = guest_next;
+}
+
+/* ------------------------------------------------------------------ */
+/* The clock                                                           */
+
+/* libipt takes the clock's time as the flow's at each TNT, TIP and event
+ * packet: blocks from here on have that time.  Count-only output has no
+ * block times, only thread switches follow it. */
+static __attribute__((noinline)) void time_taken(struct walk *k, int valid, uint64_t tsc)
+{
+	k->last_tsc = tsc;
+	k->last_valid = valid;
+	k->now_stale = 1;
+	if (!k->fb->count_only)
+		k->ctx_dirty = 1;
+	update_context(k);
+}
+
+static inline void take_time(struct walk *k)
+{
+	if (k->tm.tsc != k->last_tsc || k->tm.have_tsc != k->last_valid)
+		time_taken(k, k->tm.have_tsc, k->tm.tsc);
+}
+
+/* Whether only events need the flow's time (count-only, no thread switch
+ * ahead on this CPU): then timed runs may be stored and replayed. */
+static inline int clock_free(const struct walk *k)
+{
+	return k->count_only &&
+	       (!k->fb->sb || k->fq->q.cpu < 0 || k->next_switch == UINT64_MAX);
+}
+
+/* Runs a clock over the timing packets of a segment's first len bytes
+ * (from its PSB).  Returns 1 when the calibration it leaves does not
+ * depend on what came before the segment (an MTC after a CYC in it:
+ * then the cycles and CTC calibration starts from are the segment's),
+ * 0 when it may, -1 on a packet the walk leaves to libipt. */
+static int clock_run(const struct walk *k, struct ftime *t, const uint8_t *data,
+		     uint64_t len)
+{
+	struct pt_packet_decoder *d;
+	struct pt_config cfg;
+	struct pt_packet p;
+	int header = 0, cyc = 0, own = 0, rc = 0;
+
+	intelpt_config(&k->fb->p, &cfg, data, data + len);
+	d = pt_pkt_alloc_decoder(&cfg);
+	if (!d || pt_pkt_sync_set(d, 0) < 0) {
+		pt_pkt_free_decoder(d);
+		return -1;
+	}
+	while (rc >= 0 && pt_pkt_next(d, &p, sizeof(p)) >= 0) {
+		switch (p.type) {
+		case ppt_psb:
+			header = 1;
+			rc = ftime_psb(t, &k->tcfg);
+			break;
+		case ppt_psbend:
+			header = 0;
+			break;
+		case ppt_tsc:
+			rc = ftime_tsc(t, &k->tcfg, p.payload.tsc.tsc, header);
+			break;
+		case ppt_cbr:
+			rc = ftime_cbr(t, &k->tcfg, p.payload.cbr.ratio, header);
+			break;
+		case ppt_tma:
+			rc = ftime_tma(t, &k->tcfg, p.payload.tma.ctc, p.payload.tma.fc);
+			break;
+		case ppt_mtc:
+			own |= cyc;
+			rc = ftime_mtc(t, &k->tcfg, p.payload.mtc.ctc);
+			break;
+		case ppt_cyc:
+			cyc = 1;
+			rc = ftime_cyc(t, &k->tcfg, p.payload.cyc.value);
+			break;
+		case ppt_ovf:
+			rc = -1;
+			break;
+		default:
+			break;
+		}
+	}
+	pt_pkt_free_decoder(d);
+	return rc < 0 ? -1 : own;
+}
+
+/* The clock at the end of the segment this thread walked last, when it
+ * did not depend on what came before that segment: the next segment's
+ * start, without running the clock over its bytes again. */
+static __thread struct {
+	const struct segment *seg;
+	const uint8_t *data;
+	uint64_t start, end;
+	struct ftime tm;
+} clock_end;
+
+static int clock_end_is(const struct segment *s)
+{
+	return clock_end.seg == s && clock_end.data == s->data &&
+	       clock_end.start == s->start && clock_end.end == s->end;
+}
+
+/* The first CYC of a segment: from here the calibration matters, and
+ * libipt's comes from before the segment (the cycles counted since the
+ * last MTC of the previous one).  Runs the clock over the previous
+ * segment, then this one's packets up to the CYC at offset off.
+ * Returns 0, or WALK_FAIL when the calibration cannot be known from the
+ * previous segment alone (libipt decodes on). */
+static int clock_carry(struct walk *k, uint64_t off)
+{
+	size_t si = (size_t)(k->seg - k->fq->segs);
+	const struct segment *prev;
+	struct ftime t;
+
+	k->clock_carried = 1;
+	if (!si) {
+		k->clock_known = 1;
+		return 0;  /* libipt's clock starts at this PSB too */
+	}
+	prev = &k->fq->segs[si - 1];
+	if (clock_end_is(prev)) {
+		t = clock_end.tm;
+	} else {
+		ftime_init(&t);
+		if (clock_run(k, &t, prev->data, prev->end - prev->start) != 1)
+			return -1;
+	}
+	if (clock_run(k, &t, k->seg->data, off) < 0)
+		return -1;
+	k->tm = t;
+	k->clock_known = 1;
+	return 0;
+}
+
+/* A timing packet p (header: in PSB+): fed to the clock.  Returns 0,
+ * 1 when p is none, WALK_FAIL when libipt must decide. */
+static int timing_packet(struct walk *k, const struct pt_packet *p, int header)
+{
+	int rc;
+
+	switch (p->type) {
+	case ppt_tsc:
+		rc = ftime_tsc(&k->tm, &k->tcfg, p->payload.tsc.tsc, header);
+		set_time(k, p->payload.tsc.tsc);
+		break;
+	case ppt_tma:
+		rc = ftime_tma(&k->tm, &k->tcfg, p->payload.tma.ctc, p->payload.tma.fc);
+		break;
+	case ppt_mtc:
+		k->clock_own |= k->cyc_seen;
+		rc = ftime_mtc(&k->tm, &k->tcfg, p->payload.mtc.ctc);
+		break;
+	case ppt_cyc:
+		k->cyc_seen = 1;
+		/* SKD007: a CYC overlapping an OVF, which libipt decodes as
+		 * the OVF */
+		if (p->size == 2 && (p->payload.cyc.value & ~0x1full) == 0x20 &&
+		    k->off_valid && k->off < k->seg->end - k->seg->start &&
+		    k->seg->data[k->off] == 0xf3)
+			return WALK_FAIL;
+		if (!k->clock_carried) {
+			/* the packet's end: the walk's offset, or libipt's
+			 * in PSB+ (walk_start reads it) */
+			uint64_t end = k->off;
+
+			if (!k->off_valid && pt_pkt_get_offset(k->pkt, &end) < 0)
+				return WALK_FAIL;
+			if (clock_carry(k, end - (uint64_t)p->size) < 0)
+				return WALK_FAIL;
+		}
+		rc = ftime_cyc(&k->tm, &k->tcfg, p->payload.cyc.value);
+		break;
+	case ppt_cbr:
+		/* outside PSB+ a frequency change, and in libipt an event
+		 * that takes the time there */
+		if (!header)
+			return WALK_FAIL;
+		rc = ftime_cbr(&k->tm, &k->tcfg, p->payload.cbr.ratio, header);
+		break;
+	default:
+		return 1;
+	}
+	/* the memo replays a run's bytes without walking them: timing
+	 * packets inside only where only the clock needs them (it replays
+	 * those), and no TSC (it bumps the epoch) */
+	if (clock_free(k) && p->type != ppt_tsc && p->type != ppt_tma)
+		k->rec_timed = 1;
+	else
+		k->rec = 0;
+	return rc < 0 ? WALK_FAIL : 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -226,36 +469,54 @@ uint64_t decompress_ip(uint64_t *last_ip, const struct pt_packet_ip *pip, int *o
  * libipt's too. */
 static __attribute__((noinline)) int fetch_packet(struct walk *k)
 {
+	uint64_t len = k->seg->end - k->seg->start;
 	int mode_change = 0;
 
-	if (k->pkt_stale) {
-		if (pt_pkt_sync_set(k->pkt, k->off) < 0)
-			return WALK_FAIL;
-		k->pkt_stale = 0;
-	}
 	for (;;) {
-		int rc;
+		uint64_t off = pkt_offset(k);
+		int n;
 
-		k->off_valid = 0;
 		/* the decoder's buffer ends where the segment does */
-		rc = pt_pkt_next(k->pkt, &k->peek, sizeof(k->peek));
-		if (rc == -pte_eos) {
+		if (off >= len) {
 			k->have_peek = -1;
 			return mode_change ? WALK_FAIL : 0;
 		}
-		if (rc < 0)
-			return WALK_FAIL;
+		/* the common packets from their bytes; libipt's decoder
+		 * catches up (pkt_stale) when it reads the next other one */
+		n = fastpt_pkt_read(k->seg->data + off, len - off, &k->peek);
+		if (n) {
+			k->off = off + (uint64_t)n;
+			k->pkt_stale = 1;
+		} else {
+			int rc;
+
+			if (k->pkt_stale) {
+				if (pt_pkt_sync_set(k->pkt, off) < 0)
+					return WALK_FAIL;
+				k->pkt_stale = 0;
+			}
+			rc = pt_pkt_next(k->pkt, &k->peek, sizeof(k->peek));
+			if (rc == -pte_eos) {
+				k->have_peek = -1;
+				k->off_valid = 0;
+				return mode_change ? WALK_FAIL : 0;
+			}
+			if (rc < 0)
+				return WALK_FAIL;
+			k->off = off + k->peek.size;
+		}
+		k->off_valid = 1;
 		switch (k->peek.type) {
 		case ppt_pad:
+		case ppt_mnt:
+			continue;
+		case ppt_tsc:
 		case ppt_tma:
 		case ppt_mtc:
 		case ppt_cyc:
 		case ppt_cbr:
-		case ppt_mnt:
-			continue;
-		case ppt_tsc:
-			set_time(k, k->peek.payload.tsc.tsc);
-			update_context(k);
+			if (timing_packet(k, &k->peek, 0))
+				return WALK_FAIL;
 			continue;
 		case ppt_mode:
 			if (k->peek.payload.mode.leaf == pt_mol_exec) {
@@ -278,6 +539,9 @@ static __attribute__((noinline)) int fetch_packet(struct walk *k)
 		case ppt_tip:
 		case ppt_tip_pge:
 			k->have_peek = 1;
+			k->peek_event = mode_change || (k->peek.type != ppt_tnt_8 &&
+							k->peek.type != ppt_tnt_64 &&
+							k->peek.type != ppt_tip);
 			return 1;
 		default:
 			/* pip, vmcs (see above), psb inside a segment, ovf,
@@ -296,9 +560,12 @@ static inline int peek_packet(struct walk *k)
 	return fetch_packet(k);
 }
 
-static void consume(struct walk *k)
+/* Takes the lookahead packet (TNT, TIP, an event's): the flow's time is
+ * the clock's there. */
+static inline void consume(struct walk *k)
 {
 	k->have_peek = 0;
+	take_time(k);
 }
 
 /* Next TNT bit when none is pending: reads the next TNT packet. */
@@ -361,21 +628,55 @@ static int wait_enable(struct walk *k)
 	return 0;
 }
 
+/* The next segment's PSB+ (its status events): libipt takes its time
+ * once the flow has no packet left before it. */
+static void next_psb_time(struct walk *k)
+{
+	size_t si = (size_t)(k->seg - k->fq->segs);
+
+	if (si + 1 < k->fq->nsegs && k->fq->segs[si + 1].has_tsc &&
+	    (!k->last_valid || k->last_tsc != k->fq->segs[si + 1].tsc))
+		time_taken(k, 1, k->fq->segs[si + 1].tsc);
+}
+
+/* After a TIP.PGD libipt has the next event (TIP.PGE, or the next PSB's)
+ * and its time: the flow's from there on.  Called after the disable is
+ * reported: it ends the flow of the thread that ran it, so a thread
+ * switch by that time comes after it (as perf has it).  Returns 0 or
+ * WALK_FAIL. */
+static int disable_lookahead(struct walk *k)
+{
+	int rc = peek_packet(k);
+
+	if (rc < 0)
+		return WALK_FAIL;
+	if (rc == 0)
+		next_psb_time(k);
+	else if (k->peek_event)
+		take_time(k);
+	return 0;
+}
+
 /* Tracing stops at a branch (TIP.PGD): the branch left the traced range
  * (IP filters, or a change to a CPL that is not traced). */
 static int branch_disable(struct walk *k)
 {
 	struct ptd_event *ev;
-	uint64_t to;
-	int ok;
+	uint64_t to, pgd_tsc;
+	int ok, pgd_valid;
 
 	to = decompress_ip(&k->last_ip, &k->peek.payload.ip, &ok);
 	consume(k);
 	if (ok < 0 || k->ntnt)
 		return WALK_FAIL;
+	pgd_valid = k->tm.have_tsc;
+	pgd_tsc = k->tm.tsc;
 	ev = event(k, PTD_EV_DISABLED, ok ? to : 0);
+	event_time(k, ev, pgd_valid, pgd_tsc);
 	if (ev && !ok)
 		ev->flags |= PTD_EVF_IP_SUPPRESSED;
+	if (disable_lookahead(k))
+		return WALK_FAIL;
 	return wait_enable(k);
 }
 
@@ -486,8 +787,8 @@ static int new_ctx(struct walk *k)
 		return WALK_FAIL;
 	s->ctxs[s->nctx].pid = k->ev_pid;
 	s->ctxs[s->nctx].tid = k->ev_tid;
-	s->ctxs[s->nctx].time = k->at.time == IMGSTORE_TIME_UNKNOWN ? 0 : k->at.time;
-	s->ctxs[s->nctx].tsc = k->at.time == IMGSTORE_TIME_UNKNOWN ? 0 : k->tsc;
+	s->ctxs[s->nctx].time = flow_now(k) == IMGSTORE_TIME_UNKNOWN ? 0 : k->now;
+	s->ctxs[s->nctx].tsc = k->last_valid ? k->last_tsc : 0;
 	k->ctx = (uint32_t)s->nctx++;
 	k->ctx_dirty = 0;
 	return 0;
@@ -617,15 +918,21 @@ static int walk_to(struct walk *k, uint64_t at)
 static int async_event(struct walk *k)
 {
 	struct ptd_event *ev;
-	uint64_t at, to;
-	int ok, rc;
+	uint64_t at, to, fup_tsc = k->tm.tsc;
+	int ok, rc, fup_valid = k->tm.have_tsc;
 
+	/* libipt times the event at its FUP */
 	at = decompress_ip(&k->last_ip, &k->peek.payload.ip, &ok);
 	consume(k);
-	if (ok != 1 || walk_to(k, at))
+	if (ok != 1)
 		return WALK_FAIL;
+	/* libipt has the event once its TIP is read: from there on its
+	 * time is the flow's, also on the way to the FUP's IP */
 	rc = peek_packet(k);
 	if (rc <= 0)
+		return WALK_FAIL;
+	take_time(k);
+	if (walk_to(k, at))
 		return WALK_FAIL;
 	if (k->peek.type == ppt_tip) {
 		to = decompress_ip(&k->last_ip, &k->peek.payload.ip, &ok);
@@ -633,6 +940,7 @@ static int async_event(struct walk *k)
 		if (ok != 1)
 			return WALK_FAIL;
 		ev = event(k, PTD_EV_ASYNC, at);
+		event_time(k, ev, fup_valid, fup_tsc);
 		if (ev)
 			ev->addr = to;
 		k->at.ip = to;
@@ -645,11 +953,14 @@ static int async_event(struct walk *k)
 	if (ok < 0)
 		return WALK_FAIL;
 	ev = event(k, PTD_EV_DISABLED, at);
+	event_time(k, ev, fup_valid, fup_tsc);
 	if (ev) {
 		ev->addr = ok ? to : 0;
 		if (!ok)
 			ev->flags |= PTD_EVF_IP_SUPPRESSED;
 	}
+	if (disable_lookahead(k))
+		return WALK_FAIL;
 	return wait_enable(k);
 }
 
@@ -680,6 +991,9 @@ static int run_to_stop(struct walk *k, struct fblock **bp)
 	 * is used */
 	if (si + 1 >= k->fq->nsegs)
 		return WALK_DONE;
+	/* libipt reads on through the next PSB+ and takes the time there
+	 * before the flow reaches the PSB's IP */
+	next_psb_time(k);
 	/* tracing is off at the next PSB, yet on here with no packet saying
 	 * it stopped */
 	if (!seg_stop_ip(k, &stop_ip))
@@ -710,6 +1024,7 @@ static void memo_begin(struct walk *k, struct fblock *start)
 		return;
 	k->rec = 1;
 	k->rec_tip = 0;
+	k->rec_timed = 0;
 	k->rec_start = start;
 	k->rec_off = pkt_offset(k);
 	k->rec_last_ip = k->last_ip;
@@ -736,6 +1051,7 @@ static void memo_store(struct walk *k, struct fblock *next)
 		.epoch = *k->at.epoch,
 		.bytes = s->data + k->rec_off, .len = len,
 		.recs = s->recs + k->rec_nrecs, .nrec = nrec,
+		.timed = k->rec_timed,
 	});
 }
 
@@ -752,6 +1068,51 @@ static inline int memo_valid(struct walk *k, struct memo *e)
 		return 0;
 	e->epoch = *k->at.epoch;
 	return 1;
+}
+
+/* Runs the clock over a timed run's packets (its bytes p[0, len) at
+ * segment offset off), taking the time at its TNT and TIP packets as the
+ * walk would.  Returns 0, or -1 with the clock as it was. */
+static int memo_clock(struct walk *k, const uint8_t *p, uint64_t len, uint64_t off)
+{
+	struct ftime saved = k->tm;
+	int carried = k->clock_carried, known = k->clock_known;
+	int cyc = k->cyc_seen, own = k->clock_own;
+
+	for (uint64_t o = 0; o < len;) {
+		struct pt_packet pk;
+		int n = fastpt_pkt_read(p + o, len - o, &pk);
+
+		if (!n)
+			goto undo;
+		o += (uint64_t)n;
+		k->off = off + o;
+		k->off_valid = 1;
+		switch (pk.type) {
+		case ppt_mtc:
+		case ppt_cyc:
+			if (timing_packet(k, &pk, 0))
+				goto undo;
+			break;
+		case ppt_pad:
+		case ppt_tnt_8:
+		case ppt_tnt_64:
+		case ppt_tip:
+			break;
+		default:
+			goto undo;
+		}
+	}
+	/* the run ends with its TIP: the time taken last is the clock's */
+	take_time(k);
+	return 0;
+undo:
+	k->tm = saved;
+	k->clock_carried = carried;
+	k->clock_known = known;
+	k->cyc_seen = cyc;
+	k->clock_own = own;
+	return -1;
 }
 
 /* Replays a stored run that starts at *nb with the coming trace bytes.
@@ -776,6 +1137,8 @@ static int memo_replay(struct walk *k, struct fblock **nb)
 	while (s->nrecs + e->nrec > s->rcap)
 		if (seg_grow_recs(s))
 			return 0;
+	if (e->timed && (!clock_free(k) || memo_clock(k, s->data + off, e->len, off)))
+		return 0;
 	k->off = off + e->len;
 	k->pkt_stale = 1;
 	for (unsigned i = 0; i < e->nrec; i++) {
@@ -850,6 +1213,10 @@ static int walk_segment(struct walk *k)
 			rc = peek_packet(k);
 			if (rc < 0)
 				return WALK_FAIL;
+			/* no TNT bit pending and an event next: libipt takes
+			 * it now, and its time with it */
+			if (rc == 1 && k->peek_event)
+				take_time(k);
 			if (rc == 1 && k->peek.type == ppt_fup) {
 				rc = async_event(k);
 				if (rc)
@@ -962,11 +1329,18 @@ static int walk_start(struct walk *k)
 	if (pt_pkt_next(k->pkt, &p, sizeof(p)) < 0 || p.type != ppt_psb)
 		return WALK_FAIL;
 	k->last_ip = 0;
+	ftime_psb(&k->tm, &k->tcfg);
 	for (;;) {
 		if (pt_pkt_next(k->pkt, &p, sizeof(p)) < 0)
 			return WALK_FAIL;
 		switch (p.type) {
 		case ppt_psbend:
+			/* the previous segment's clock goes on without a TSC
+			 * here: libipt's time, which this one cannot know */
+			if (!k->tm.have_tsc && k->seg != k->fq->segs &&
+			    k->seg[-1].has_tsc)
+				return WALK_FAIL;
+			take_time(k);
 			return 0;
 		case ppt_fup:
 			k->at.ip = decompress_ip(&k->last_ip, &p.payload.ip, &ok);
@@ -984,14 +1358,15 @@ static int walk_start(struct walk *k)
 				 p.payload.mode.bits.tsx.abrt)
 				return WALK_FAIL;
 			break;
-		case ppt_tsc:
-			set_time(k, p.payload.tsc.tsc);
+		case ppt_tsc: case ppt_tma: case ppt_mtc: case ppt_cyc:
+		case ppt_cbr:
+			if (timing_packet(k, &p, 1))
+				return WALK_FAIL;
 			break;
 		case ppt_pip:
 			k->nr = p.payload.pip.nr;
 			break;
-		case ppt_pad: case ppt_tma: case ppt_mtc: case ppt_cyc:
-		case ppt_cbr: case ppt_vmcs: case ppt_mnt:
+		case ppt_pad: case ppt_vmcs: case ppt_mnt:
 			break;
 		default:
 			return WALK_FAIL;
@@ -1012,6 +1387,13 @@ static void walk_init(struct walk *k, struct worker *w, const struct fqueue *fq,
 	k->seg = seg;
 	k->at.mode = PTD_MODE_64;
 	k->at.time = IMGSTORE_TIME_UNKNOWN;
+	k->now = IMGSTORE_TIME_UNKNOWN;
+	ftime_init(&k->tm);
+	k->count_only = w->fb->count_only;
+	k->tcfg.mtc_freq = w->fb->p.mtc_freq;
+	k->tcfg.nom_freq = w->fb->p.nom_freq;
+	k->tcfg.ctc_eax = w->fb->p.cpuid_0x15_eax;
+	k->tcfg.ctc_ebx = w->fb->p.cpuid_0x15_ebx;
 	k->at.pid = fq->q.pid;
 	k->host_pid = k->ev_pid = fq->q.pid;
 	k->tid = k->ev_tid = fq->q.tid;
@@ -1034,6 +1416,7 @@ int walk_decode_segment(struct worker *w, const struct fqueue *fq,
 
 	walk_init(&k, w, fq, seg);
 	intelpt_config(&w->fb->p, &cfg, seg->data, seg->data + (seg->end - seg->start));
+	k.tcfg.skl168 = cfg.errata.skl168;
 	k.pkt = pt_pkt_alloc_decoder(&cfg);
 	if (!k.pkt)
 		return WALK_FAIL;
@@ -1042,6 +1425,15 @@ int walk_decode_segment(struct worker *w, const struct fqueue *fq,
 		update_space(&k);
 		update_context(&k);
 		rc = walk_segment(&k);
+	}
+	/* all its packets read: the clock the next segment starts from */
+	clock_end.seg = NULL;
+	if (rc == WALK_DONE && (k.clock_own || k.clock_known)) {
+		clock_end.seg = seg;
+		clock_end.data = seg->data;
+		clock_end.start = seg->start;
+		clock_end.end = seg->end;
+		clock_end.tm = k.tm;
 	}
 	pt_pkt_free_decoder(k.pkt);
 	return rc == WALK_DONE ? 0 : WALK_FAIL;
