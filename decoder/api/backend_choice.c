@@ -115,7 +115,8 @@ static int new_ipt_backend(const struct ptd_open_opts *o, struct input *in,
 	if (o->decoder == PTD_DECODER_LIBIPT)
 		return intelpt_new(&pr, q, n, in->st, sb, out, err, errlen);
 	return fastpt_new(&pr, q, n, in->st, sb, o->threads, o->block_cache_max,
-			  ((o->flags & PTD_OPEN_COUNT_ONLY) ? FASTPT_COUNT_ONLY : 0) |
+			  ((o->flags & PTD_OPEN_COUNT_ONLY) && !o->time_start &&
+			   !o->time_end ? FASTPT_COUNT_ONLY : 0) |
 			  ((o->flags & PTD_OPEN_INSN_TEXT) ? FASTPT_KEEP_TEXT : 0),
 			  out, err, errlen);
 }

@@ -326,7 +326,8 @@ int ptd_next_blocks(struct ptd_session *s, const struct ptd_block **blocks,
 	*have_ev = 0;
 	if (!s->be || s->ended)
 		return PTD_ERR_END;
-	if (!s->be->next_blocks)
+	/* a block has one time: a --time window is decided per instruction */
+	if (!s->be->next_blocks || s->opts.time_start || s->opts.time_end)
 		return blocks_from_events(s, blocks, n, ev, have_ev);
 	for (;;) {
 		uint64_t sum = 0;
