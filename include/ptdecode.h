@@ -423,7 +423,9 @@ struct ptd_block_info {
  * non-instruction event comes next.  Returns 0 with *n >= 0 blocks and,
  * when such an event followed them, *have_ev = 1 and *ev filled;
  * PTD_ERR_END at the end; or another negative error.  Do not mix with
- * ptd_next() on one session. */
+ * ptd_next() on one session.  With a time window (time_start/time_end)
+ * every block is one instruction, since the window is decided per
+ * instruction. */
 PTD_API int ptd_next_blocks(struct ptd_session *s,
 			    const struct ptd_block **blocks, size_t *n,
 			    struct ptd_event *ev, int *have_ev);
