@@ -159,7 +159,8 @@ static int linear(const char *path, int with_samples)
 				t->slen[t->wi] = t->ns / 2;
 				t->sv = xgrow(t->sv, &t->svcap, t->nsv + t->ns,
 					      sizeof(uint64_t));
-				memcpy(t->sv + t->nsv, t->stk, t->ns * sizeof(uint64_t));
+				if (t->ns)   /* t->stk may still be NULL */
+					memcpy(t->sv + t->nsv, t->stk, t->ns * sizeof(uint64_t));
 				t->nsv += t->ns;
 				t->wi++;
 			}
