@@ -4,9 +4,9 @@
  * (bench/run cursor runs it; numbers in bench/RESULTS.md):
  *   - a count-only linear decode (what ptdecode --stats does) and, with
  *     CURSORBENCH_NEXT=1, a ptd_next decode of every instruction;
- *   - the index build (its threads: the session's, one per CPU), the
- *     index's size against the trace's bytes, the peak RSS after it;
- *   - saving it beside the trace (TRACE.ptdidx) and reading it back;
+ *   - the index build (its threads: the session's, one per CPU) saving
+ *     it beside the trace (TRACE.ptdidx), the index's size against the
+ *     trace's bytes, the peak RSS after it; reading it back;
  *   - medians of N random seeks to an instruction number, steps back
  *     (right after a seek), call stacks with symbols and lines at random points, and
  *     (N / 10, at least 5) whole-thread searches for an address the
@@ -27,6 +27,15 @@ static double now(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* this thread's CPU time: what a seek costs when the machine is busy */
+static double cpu_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
@@ -94,7 +103,7 @@ int main(int argc, char **argv)
 	struct ptd_stats st = { .sz = sizeof(st) };
 	struct ptd_event ev;
 	struct ptd_frame fr[256];
-	double t, tcount, tbuild, tsave, tload, tsearch, *v;
+	double t, tcount, tbuild, tload, tsearch, *v;
 	const struct ptd_block *b;
 	size_t nb, k, nf;
 	int have;
@@ -129,8 +138,14 @@ int main(int argc, char **argv)
 		ptd_close(s);
 	}
 	rss0 = peak_rss_mb();
-	ix = build(argv[1], &s, 0, &tbuild);
+	/* built (and saved beside the trace), then read back */
+	snprintf(f, sizeof(f), "%s.ptdidx", argv[1]);
+	remove(f);
+	ix = build(argv[1], &s, PTD_INDEX_FILE, &tbuild);
 	ptd_index_get_stats(ix, &ist);
+	if (!ist.saved)
+		fprintf(stderr, "cursorbench: not saved: %s\n",
+			ist.file_error ? ist.file_error : "?");
 	printf("build_s %.3f\nbuild_vs_count %.2f\npieces %" PRIu64 "\n"
 	       "index_bytes %" PRIu64 "\nindex_bytes_per_insn %.5f\n"
 	       "index_pct_of_trace %.2f\nredecoded %d\npeak_rss_mb %ld\n"
@@ -140,20 +155,9 @@ int main(int argc, char **argv)
 	       ist.redecoded, peak_rss_mb(), rss0);
 	ptd_index_free(ix);
 	ptd_close(s);
-	/* saved, then read back */
-	snprintf(f, sizeof(f), "%s.ptdidx", argv[1]);
-	remove(f);
-	ix = build(argv[1], &s, PTD_INDEX_FILE, &tsave);
-	ptd_index_get_stats(ix, &ist);
-	if (!ist.saved)
-		fprintf(stderr, "cursorbench: not saved: %s\n",
-			ist.file_error ? ist.file_error : "?");
-	ptd_index_free(ix);
-	ptd_close(s);
 	ix = build(argv[1], &s, PTD_INDEX_FILE, &tload);
 	ptd_index_get_stats(ix, &ist);
-	printf("build_and_save_s %.3f\nload_s %.3f\nloaded %d\n", tsave, tload,
-	       ist.loaded);
+	printf("load_s %.3f\nloaded %d\n", tload, ist.loaded);
 	remove(f);
 	for (k = 0; k < ptd_index_thread_count(ix); k++) {
 		struct ptd_index_thread x;
@@ -164,15 +168,23 @@ int main(int argc, char **argv)
 	}
 	if (ptd_cursor_open(&c, ix, it.tid, NULL))
 		fail("cursor", s);
-	for (i = 0; i < n; i++) {
-		uint64_t p = rnd() % it.instructions;
+	{
+		double *u = calloc((size_t)n, sizeof(*u)), tc;
 
-		t = now();
-		if (ptd_cursor_seek_insn(c, p))
-			fail("seek", s);
-		v[i] = now() - t;
+		for (i = 0; i < n; i++) {
+			uint64_t p = rnd() % it.instructions;
+
+			t = now();
+			tc = cpu_now();
+			if (ptd_cursor_seek_insn(c, p))
+				fail("seek", s);
+			u[i] = cpu_now() - tc;
+			v[i] = now() - t;
+		}
+		printf("seek_ms %.3f\nseek_cpu_ms %.3f\n", median(v, n) * 1e3,
+		       median(u, n) * 1e3);
+		free(u);
 	}
-	printf("seek_ms %.3f\n", median(v, n) * 1e3);
 	for (i = 0; i < n; i++) {
 		ptd_cursor_seek_insn(c, rnd() % it.instructions);
 		t = now();

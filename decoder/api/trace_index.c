@@ -912,6 +912,7 @@ int tix_view_load(struct ptd_index *ix, struct fastpt_reader *rd,
 		  const struct tix_tinfo *ti, size_t k, struct tix_thread *v)
 {
 	const struct tix_piece_sum *ps = &ti->ps[k];
+	struct ptd_event ev;
 	size_t i, n, j;
 	int32_t last = -1;
 	int rc;
@@ -929,9 +930,9 @@ int tix_view_load(struct ptd_index *ix, struct fastpt_reader *rd,
 	if (rc)
 		return rc < 0 ? rc : PTD_ERR_DECODE;
 	n = fastpt_reader_nrecs(rd);
+	memset(&ev, 0, sizeof(ev));
 	for (i = 0; i < n; i++) {
 		struct fastpt_rec r;
-		struct ptd_event ev;
 		int32_t tid;
 		uint32_t q;
 
@@ -947,13 +948,15 @@ int tix_view_load(struct ptd_index *ix, struct fastpt_reader *rd,
 		if (tid != ti->tid)
 			continue;
 		if (r.ev) {
-			ev = *r.ev;
-			ev.queue = r.queue;
-			if (add_stop(v, &ev))
+			struct ptd_event se = *r.ev;
+
+			se.queue = r.queue;
+			if (add_stop(v, &se))
 				return PTD_ERR_NOMEM;
 			continue;
 		}
-		memset(&ev, 0, sizeof(ev));
+		if (!r.ninsn)
+			continue;
 		ev.kind = PTD_EV_INSN;
 		ev.mode = r.mode;
 		ev.image = r.image;
@@ -961,12 +964,27 @@ int tix_view_load(struct ptd_index *ix, struct fastpt_reader *rd,
 		ev.queue = r.queue;
 		ev.time = r.time;
 		ev.flags = r.time ? PTD_EVF_TIME_VALID : 0;
-		for (q = 0; q < r.ninsn; q++) {
-			ev.ip = r.ip + r.off[q];
-			ev.size = (uint8_t)fastpt_rec_size(&r, q);
-			ev.iclass = q + 1 == r.ninsn ? r.last_iclass : PTD_IC_OTHER;
-			if (add_insn(v, &ev))
+		ev.ip = r.ip;
+		ev.size = (uint8_t)fastpt_rec_size(&r, 0);
+		ev.iclass = r.ninsn == 1 ? r.last_iclass : PTD_IC_OTHER;
+		if (add_insn(v, &ev))
+			return PTD_ERR_NOMEM;
+		if (r.ninsn > 1) {
+			/* the rest of a block extends the run add_insn left
+			 * open: contiguous, one context, no call or return
+			 * before the last */
+			struct tix_run *run = &v->runs[v->nruns - 1];
+
+			if (grow(&v->insn, &v->insncap, v->ninsn + r.ninsn, 1))
 				return PTD_ERR_NOMEM;
+			for (q = 1; q < r.ninsn; q++)
+				v->insn[v->ninsn++] = (uint8_t)(
+					(fastpt_rec_size(&r, q) & 0xf) |
+					((q + 1 == r.ninsn ? r.last_iclass :
+					  PTD_IC_OTHER) & 0xf) << 4);
+			run->ninsn += r.ninsn - 1;
+			run->last_off = (uint32_t)(r.ip + r.off[r.ninsn - 1] - run->ip);
+			v->npos += r.ninsn - 1;
 		}
 	}
 	if (v->ninsn != ps->ninsn || v->npos != ps->npos)

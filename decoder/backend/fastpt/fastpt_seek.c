@@ -6,6 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A reader's block cache is emptied beyond this: one per build thread
+ * and per cursor, kept small (blocks are rebuilt from the image store). */
+#define READER_CACHE_MAX ((size_t)16 << 20)
+
 struct fastpt_reader {
 	struct fast_backend *fb;
 	struct worker w;
@@ -127,7 +131,8 @@ int fastpt_reader_decode(struct fastpt_reader *r, size_t ord)
 	seg_reset_output(r->seg);
 	/* the last decode's records point into the cache: emptied only
 	 * now, between decodes */
-	if (r->w.cache.bytes > r->fb->cache_max / 4)
+	if (r->w.cache.bytes > (r->fb->cache_max / 4 < READER_CACHE_MAX ?
+				r->fb->cache_max / 4 : READER_CACHE_MAX))
 		bcache_free_chunks(bcache_reset(&r->w.cache));
 	rc = walk_decode_segment(&r->w, &r->fq, r->seg);
 	r->out.nrecs = r->seg->nrecs;
@@ -159,13 +164,16 @@ void fastpt_reader_rec(const struct fastpt_reader *r, size_t i,
 	const struct fblock *b = blk->priv;
 	const struct fctx *c;
 
-	memset(o, 0, sizeof(*o));
 	o->queue = r->out.queue;
 	o->cpu = r->fb->queues[r->out.queue].q.cpu;
 	if (!b) {
+		memset(o, 0, sizeof(*o));
+		o->queue = r->out.queue;
+		o->cpu = r->fb->queues[r->out.queue].q.cpu;
 		o->ev = &r->out.events[blk->ctx];
 		return;
 	}
+	o->ev = NULL;
 	c = &r->out.ctxs[blk->ctx];
 	o->ip = b->ip;
 	o->ninsn = blk->ninsn;
