@@ -659,8 +659,9 @@ PTD_API const char *ptd_iclass_name(int iclass);
  * steps and stacks never decode from the start and searches for
  * addresses skip the pieces that cannot hit them.  With the fast Intel PT
  * decoder a piece is a thread's part of a PSB segment: the index is built
- * on the session's -j threads, holds about a hundred bytes a piece
- * (memory independent of the trace's length otherwise), and the cursor
+ * on the session's -j threads, holds about 150 bytes a piece (and the
+ * session keeps its copies of segments that straddle two AUXTRACE
+ * records, which a linear decode frees as it goes), and the cursor
  * decodes a piece again when it goes there.  Otherwise (libipt,
  * CoreSight, several CPU queues merged into one timeline, a trace the
  * fast decoder leaves to libipt) a thread is one piece, decoded once and
