@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* dap (stage: cli/): `ptdecode dap`, the Debug Adapter Protocol server. */
 #include "dap.h"
+#include "dapstep.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -35,7 +36,11 @@ struct bp {
 	char *path;           /* source breakpoints */
 	char *name;           /* function breakpoints */
 	uint64_t addr;        /* instruction breakpoints */
-	unsigned int line;
+	unsigned int line;    /* source: the line asked for */
+	unsigned int at_line; /* source: the line with code it stops at */
+	uint64_t *addrs;      /* source: where it stops (-1 n: unresolved) */
+	size_t naddrs;
+	int resolved;
 	uint64_t hits;
 	uint64_t every;       /* hitCondition "%N": every N-th hit */
 	uint64_t from;        /* hitCondition "N" or ">= N" */
@@ -239,6 +244,24 @@ static void map_path(const struct dap *d, const char *in, char *out, size_t len)
 	snprintf(out, len, "%s", in);
 }
 
+/* The compiled-in path of a local one (sourceMap backwards). */
+static void unmap_path(const struct dap *d, const char *in, char *out,
+		       size_t len)
+{
+	size_t k;
+
+	for (k = 0; k < d->nmap; k++) {
+		size_t n = strlen(d->map_to[k]);
+
+		if (n && !strncmp(in, d->map_to[k], n) &&
+		    (in[n] == '/' || !in[n] || d->map_to[k][n - 1] == '/')) {
+			snprintf(out, len, "%s%s", d->map_from[k], in + n);
+			return;
+		}
+	}
+	snprintf(out, len, "%s", in);
+}
+
 static int same_source(const char *a, const char *b)
 {
 	size_t la = strlen(a), lb = strlen(b);
@@ -265,6 +288,7 @@ static void bps_clear(struct bpset *s)
 	for (k = 0; k < s->n; k++) {
 		free(s->b[k].path);
 		free(s->b[k].name);
+		free(s->b[k].addrs);
 	}
 	free(s->b);
 	s->b = NULL;
@@ -299,10 +323,53 @@ static json_object *bp_json(const struct bp *b, int verified, const char *msg)
 	json_object_object_add(o, "id", json_object_new_int(b->id));
 	json_object_object_add(o, "verified", json_object_new_boolean(verified));
 	if (b->line)
-		json_object_object_add(o, "line", json_object_new_int((int)b->line));
+		json_object_object_add(o, "line", json_object_new_int(
+			(int)(b->at_line ? b->at_line : b->line)));
 	if (msg)
 		json_object_object_add(o, "message", json_object_new_string(msg));
 	return o;
+}
+
+/* A source breakpoint's addresses in the traced processes' images, as gdb
+ * places them (ptd_line_addrs); 0 when it has some. */
+static int resolve_src(struct dap *d, struct bp *b)
+{
+	size_t k, j;
+
+	char file[512];
+
+	if (b->resolved || !d->s)
+		return b->naddrs ? 0 : -1;
+	b->resolved = 1;
+	unmap_path(d, b->path, file, sizeof(file));
+	for (k = 0; k < ptd_index_thread_count(d->ix); k++) {
+		struct ptd_index_thread it;
+		unsigned int at = 0;
+		size_t n = 0;
+		uint64_t *a;
+
+		ptd_index_thread(d->ix, k, &it);
+		for (j = 0; j < k; j++) {
+			struct ptd_index_thread o;
+
+			ptd_index_thread(d->ix, j, &o);
+			if (o.pid == it.pid)
+				break;
+		}
+		if (j < k || ptd_line_addrs(d->s, it.pid, file, b->line, NULL, 0,
+					    &n, &at) || !n)
+			continue;
+		a = realloc(b->addrs, (b->naddrs + n) * sizeof(*a));
+		if (!a)
+			break;
+		b->addrs = a;
+		if (ptd_line_addrs(d->s, it.pid, file, b->line,
+				   b->addrs + b->naddrs, n, &n, &at))
+			continue;
+		b->naddrs += n;
+		b->at_line = at;
+	}
+	return b->naddrs ? 0 : -1;
 }
 
 /* setBreakpoints, setFunctionBreakpoints, setInstructionBreakpoints. */
@@ -326,6 +393,7 @@ static void set_bps(struct dap *d, json_object *req, struct bpset *set,
 		for (k = 0; k < set->n;)
 			if (same_source(set->b[k].path, path)) {
 				free(set->b[k].path);
+				free(set->b[k].addrs);
 				set->b[k] = set->b[--set->n];
 			} else {
 				k++;
@@ -375,25 +443,23 @@ static void set_bps(struct dap *d, json_object *req, struct bpset *set,
 		}
 		set->b = p;
 		set->b[set->n++] = b;
+		if (kind == 0 && d->s) {
+			struct bp *nb = &set->b[set->n - 1];
+			char msg[600];
+			int ok = resolve_src(d, nb) == 0;
+
+			snprintf(msg, sizeof(msg), "no code for %s:%u in the "
+				 "traced programs' debug information",
+				 nb->path, nb->line);
+			json_object_array_add(out, bp_json(nb, ok, ok ? NULL : msg));
+			continue;
+		}
 		json_object_array_add(out, bp_json(&b, kind != 1 || b.name[0],
 						   NULL));
 	}
 	body = json_object_new_object();
 	json_object_object_add(body, "breakpoints", out);
 	respond(d, req, body);
-}
-
-/* 1 when the instruction before the cursor's is a return. */
-static int after_return(struct ptd_cursor *c)
-{
-	struct ptd_cursor_pos p;
-
-	if (ptd_cursor_step(c, -1))
-		return 0;
-	ptd_cursor_get(c, &p);
-	ptd_cursor_step(c, 1);
-	return !p.stop && (p.ev.iclass == PTD_IC_RETURN ||
-			   p.ev.iclass == PTD_IC_FAR_RETURN);
 }
 
 /* The breakpoint at the cursor's instruction, if one stops there. */
@@ -411,23 +477,20 @@ static const struct bp *check_bps(struct dap *d, size_t th, int line_changed)
 	for (k = 0; k < d->ins.n; k++)
 		if (d->ins.b[k].addr == p.ev.ip && bp_hit(&d->ins.b[k]) && !stop)
 			stop = &d->ins.b[k];
-	if (!line_changed || (!d->src.n && !d->fn.n))
+	for (k = 0; k < d->src.n; k++) {
+		struct bp *b = &d->src.b[k];
+		size_t j;
+
+		for (j = 0; j < b->naddrs; j++)
+			if (b->addrs[j] == p.ev.ip)
+				break;
+		if (j < b->naddrs && bp_hit(b) && !stop)
+			stop = b;
+	}
+	if (!line_changed || !d->fn.n)
 		return stop;
 	if (ptd_cursor_stack(c, &fr, 1, &n))
 		return stop;
-	/* A line is hit where it is entered, not where a call made from it
-	 * returns to it (a debugger's breakpoint is at the line's start). */
-	if ((fr.flags & PTD_FRAME_HAS_LINE) && !after_return(c)) {
-		char path[512];
-
-		map_path(d, fr.file, path, sizeof(path));
-		for (k = 0; k < d->src.n; k++)
-			if (d->src.b[k].line == fr.line &&
-			    (same_source(d->src.b[k].path, path) ||
-			     same_source(d->src.b[k].path, fr.file)) &&
-			    bp_hit(&d->src.b[k]) && !stop)
-				stop = &d->src.b[k];
-	}
 	if ((fr.flags & PTD_FRAME_HAS_SYMBOL) && fr.function_off == 0)
 		for (k = 0; k < d->fn.n; k++)
 			if (!strcmp(d->fn.b[k].name, fr.function) &&
@@ -480,19 +543,29 @@ static void run_to_bp(struct dap *d, size_t th, int backward)
 	struct ptd_addr_range *r = NULL;
 	const struct bp *bp = NULL;
 	unsigned int found;
-	size_t k;
+	size_t k, j, n = d->ins.n;
 	int rc;
 
-	if (d->ins.n && (r = calloc(d->ins.n, sizeof(*r)))) {
+	for (k = 0; k < d->src.n; k++) {
+		resolve_src(d, &d->src.b[k]);
+		n += d->src.b[k].naddrs;
+	}
+	if (n && (r = calloc(n, sizeof(*r)))) {
+		n = 0;
 		for (k = 0; k < d->ins.n; k++) {
-			r[k].start = d->ins.b[k].addr;
-			r[k].end = d->ins.b[k].addr + 1;
+			r[n].start = d->ins.b[k].addr;
+			r[n++].end = d->ins.b[k].addr + 1;
 		}
+		for (k = 0; k < d->src.n; k++)
+			for (j = 0; j < d->src.b[k].naddrs; j++) {
+				r[n].start = d->src.b[k].addrs[j];
+				r[n++].end = d->src.b[k].addrs[j] + 1;
+			}
 		f.ranges = r;
-		f.nranges = d->ins.n;
+		f.nranges = n;
 		f.what |= PTD_FIND_ADDR;
 	}
-	if (d->src.n || d->fn.n)
+	if (d->fn.n)
 		f.what |= PTD_FIND_LINE_CHANGE;
 	/* no breakpoints: an empty address set still stops at errors */
 	f.what |= PTD_FIND_ADDR;
@@ -505,23 +578,6 @@ static void run_to_bp(struct dap *d, size_t th, int backward)
 	}
 	free(r);
 	report_stop(d, th, rc, backward, "breakpoint", bp);
-}
-
-static int line_of(struct ptd_cursor *c, char *file, size_t len,
-		   unsigned int *line, int32_t *depth)
-{
-	struct ptd_cursor_pos p;
-	struct ptd_frame fr;
-	size_t n;
-
-	ptd_cursor_get(c, &p);
-	*depth = p.depth;
-	if (p.stop || ptd_cursor_stack(c, &fr, 1, &n) ||
-	    !(fr.flags & PTD_FRAME_HAS_LINE))
-		return -1;
-	snprintf(file, len, "%s", fr.file);
-	*line = fr.line;
-	return 0;
 }
 
 /* next, stepIn, stepOut, stepBack at line or instruction granularity. */
@@ -554,29 +610,10 @@ static void step(struct dap *d, json_object *req, size_t th, int kind,
 	}
 	if (kind == 2) {
 		f.what = PTD_FIND_DEPTH_BELOW;
+		rc = ptd_cursor_find(c, &f, &found);
 	} else {
-		f.what = PTD_FIND_STMT_CHANGE;
-		if (kind == 0 || backward)
-			f.what |= PTD_FIND_MAX_DEPTH;
-	}
-	rc = ptd_cursor_find(c, &f, &found);
-	if (!rc && backward && kind != 2 && !(found & PTD_FIND_STOP)) {
-		/* back to the first instruction of that line */
-		char file[512], f2[512];
-		unsigned int line, l2;
-		int32_t dep, dep2;
-
-		if (!line_of(c, file, sizeof(file), &line, &dep)) {
-			for (;;) {
-				if (ptd_cursor_step(c, -1))
-					break;
-				if (line_of(c, f2, sizeof(f2), &l2, &dep2) ||
-				    l2 != line || strcmp(f2, file) || dep2 != dep) {
-					ptd_cursor_step(c, 1);
-					break;
-				}
-			}
-		}
+		rc = dapstep_line(d->s, c, kind == 1 ? DAPSTEP_INTO : DAPSTEP_OVER,
+				  backward);
 	}
 	report_stop(d, th, rc, backward, "step", NULL);
 }
@@ -782,6 +819,18 @@ static void stack_trace(struct dap *d, json_object *req, size_t th)
 		json_object_object_add(f, "name", json_object_new_string(name));
 		json_object_object_add(f, "instructionPointerReference",
 				       json_object_new_string(ip));
+		{
+			/* the line as gdb shows it (a statement row's line
+			 * where several rows share the address) */
+			struct ptd_line_range lr;
+
+			if (ptd_line_range(d->s, fr[k].pid, fr[k].pc, &lr) == 0 &&
+			    lr.line && lr.file[0]) {
+				fr[k].line = lr.line;
+				snprintf(fr[k].file, sizeof(fr[k].file), "%s", lr.file);
+				fr[k].flags |= PTD_FRAME_HAS_LINE;
+			}
+		}
 		if (fr[k].flags & PTD_FRAME_HAS_LINE) {
 			json_object *src = json_object_new_object();
 			const char *base = strrchr(fr[k].file, '/');

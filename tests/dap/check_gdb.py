@@ -21,73 +21,24 @@ compared: gdb's rules for which line-table rows stop a step are not yet
 matched.
 
 Exits 77 (skip) when gdb is missing."""
-import glob
-import json
 import os
-import re
-import shutil
-import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dapclient import Client  # noqa: E402
+import gdbtool  # noqa: E402
+from gdbtool import dap_bt  # noqa: E402
 
 ptdecode, capture, source, bp_lines = sys.argv[1:5]
 bp_lines = [int(x) for x in bp_lines.split(',')]
-TMP = tempfile.mkdtemp()
-if not shutil.which('gdb'):
-    print('SKIP: gdb is not installed')
-    sys.exit(77)
-
-
-def program():
-    """The capture's archived ELF file that defines main."""
-    for f in sorted(glob.glob(os.path.join(capture, '.build-id', '*', '*'))):
-        out = subprocess.run(['readelf', '-sW', f], stdout=subprocess.PIPE,
-                             stderr=subprocess.DEVNULL).stdout.decode()
-        if re.search(r' main$', out, re.M):
-            # archived without the execute bit: run a copy
-            exe = os.path.join(TMP, os.path.basename(f))
-            shutil.copy(f, exe)
-            os.chmod(exe, 0o755)
-            return exe
-    sys.exit('FAIL: no archived program with main in %s' % capture)
+gdbtool.need_gdb()
 
 
 def gdb(script):
-    """Runs a gdb Python script on the program; returns its RESULT json."""
-    elf = program()
-    tmp = os.path.join(TMP, 'script.py')
-    with open(tmp, 'w') as f:
-        f.write('import gdb, json\n' + script)
-    try:
-        out = subprocess.run(['gdb', '-nx', '-batch', '-ex', 'set pagination off',
-                              '-ex', 'set confirm off',
-                              '-ex', 'set debuginfod enabled off',
-                              '-ex', 'set startup-with-shell off',
-                              '-x', tmp, elf],
-                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                             timeout=120).stdout.decode(errors='replace')
-    finally:
-        os.unlink(tmp)
-        os.unlink(elf)
-    m = re.search(r'^RESULT (.*)$', out, re.M)
-    if not m:
-        sys.exit('FAIL: gdb gave no result:\n' + out[-3000:])
-    return json.loads(m.group(1))
+    return gdbtool.gdb(capture, script)
 
 
-GDB_BT = '''
-def bt():
-    f, out = gdb.newest_frame(), []
-    while f is not None:
-        out.append([f.name(), f.find_sal().line])
-        if f.name() == 'main':
-            break
-        f = f.older()
-    return out
-'''
+GDB_BT = ''
+
 
 failures = 0
 
@@ -113,25 +64,11 @@ print('RESULT ' + json.dumps(hits))
 ''' % (breaks,))
 
 
-def dap_bt(c, tid):
-    out = []
-    for f in c.request('stackTrace', threadId=tid)['body']['stackFrames']:
-        out.append([f['name'], f.get('line', 0)])
-        if f['name'] == 'main':
-            break
-    return out
-
-
 def launch(lines, stop_on_entry=False):
-    c = Client(ptdecode)
-    c.request('initialize', adapterID='ptdecode')
-    r = c.request('launch', trace=capture, stopOnEntry=stop_on_entry)
-    if not r['success']:
-        sys.exit('FAIL: launch: %s' % r.get('message'))
-    c.request('setBreakpoints', source={'path': source},
-              breakpoints=[{'line': x} for x in lines])
-    c.request('configurationDone')
-    tid = c.request('threads')['body']['threads'][0]['id']
+    c, tid, r = gdbtool.launch(ptdecode, capture, source, lines, stop_on_entry)
+    for b in r['body']['breakpoints']:
+        check(b['verified'] and b['line'] in lines,
+              'setBreakpoints: %s verified at its line' % b)
     return c, tid
 
 
@@ -216,5 +153,5 @@ for g, w in zip(got, want):
     check(g == w, '%s: backtrace %s, gdb %s' % (g[0], g[1:], w[1:]))
 print('continue x%d then reverse-continue x%d on %s:%d: %d of %d equal to gdb'
       % (N_FWD, N_BACK, source, bp_lines[0], same, len(got)))
-shutil.rmtree(TMP)
+gdbtool.cleanup()
 sys.exit(1 if failures else 0)

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: MIT */
+/* linebreak (stage: api/): debugger line ranges and line breakpoints. */
+#include "linebreak.h"
+
+#include "imgstore.h"
+#include "input.h"
+#include "linetab.h"
+#include "session.h"
+#include "symbols.h"
+#include "util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int ptd_line_range(struct ptd_session *s, int pid, uint64_t addr,
+		   struct ptd_line_range *r)
+{
+	struct imgstore_hit hit;
+	struct linetab_sal sal;
+	const char *debug;
+	uint64_t bias;
+	int rc;
+
+	if (!s || !r)
+		return PTD_ERR_INVAL;
+	memset(r, 0, sizeof(*r));
+	if (!s->in || symbols_elf_at(s, pid, addr, &hit, &debug, &bias))
+		return PTD_ERR_NO_IMAGE;
+	rc = linetab_find(symbols_linetab(s), hit.elf_path, debug, addr - bias,
+			  &sal);
+	if (rc)
+		return rc;
+	r->start = sal.start + bias;
+	r->end = sal.end ? sal.end + bias : 0;
+	r->line = sal.line;
+	r->is_stmt = sal.is_stmt;
+	if (sal.func_start) {
+		r->func_start = sal.func_start + bias;
+		r->func_end = sal.func_end + bias;
+		r->func_body = sal.func_body + bias;
+	}
+	snprintf(r->file, sizeof(r->file), "%s", sal.file ? sal.file : "");
+	return 0;
+}
+
+int ptd_line_addrs(struct ptd_session *s, int pid, const char *file,
+		   unsigned int line, uint64_t *addrs, size_t max, size_t *n,
+		   unsigned int *found_line)
+{
+	struct imgstore_hit hit;
+	unsigned int best = 0;
+	uint64_t buf[64];
+	size_t i, k, total = 0;
+
+	if (!s || !file || !n || !found_line || (max && !addrs))
+		return PTD_ERR_INVAL;
+	*n = 0;
+	*found_line = 0;
+	if (!s->in)
+		return 0;
+	/* The lowest line found in any file: exact before the next one. */
+	for (int pass = 0; pass < 2; pass++) {
+		unsigned int want = pass ? best : line;
+
+		if (pass && (total || !best))
+			break;
+		for (i = 0; imgstore_version_at(s->in->st, i, &hit) == 0; i++) {
+			const char *debug;
+			uint64_t bias;
+			unsigned int got;
+			size_t m;
+
+			if (hit.pid != pid || !hit.elf_path ||
+			    symbols_elf_of(s, &hit, &debug, &bias) ||
+			    linetab_addrs(symbols_linetab(s), hit.elf_path, debug,
+					  file, want, buf, 64, &m, &got))
+				continue;
+			if (got != want) {
+				if (got && (!best || got < best))
+					best = got;
+				continue;
+			}
+			for (k = 0; k < m && k < 64; k++) {
+				uint64_t a = buf[k] + bias;
+				size_t j;
+
+				/* only where this version maps it */
+				if (a < hit.start || a >= hit.start + hit.len)
+					continue;
+				for (j = 0; j < total && j < max && addrs[j] != a; j++)
+					;
+				if (j < total && j < max)
+					continue;
+				if (total < max)
+					addrs[total] = a;
+				total++;
+			}
+		}
+		if (total)
+			*found_line = want;
+	}
+	*n = total;
+	return 0;
+}
