@@ -325,6 +325,18 @@ static json_object *bp_json(const struct bp *b, int verified, const char *msg)
 	if (b->line)
 		json_object_object_add(o, "line", json_object_new_int(
 			(int)(b->at_line ? b->at_line : b->line)));
+	if (b->naddrs) {
+		/* the lowest address it stops at */
+		uint64_t lo = b->addrs[0];
+		char ref[32];
+		size_t k;
+
+		for (k = 1; k < b->naddrs; k++)
+			lo = b->addrs[k] < lo ? b->addrs[k] : lo;
+		snprintf(ref, sizeof(ref), "0x%" PRIx64, lo);
+		json_object_object_add(o, "instructionReference",
+				       json_object_new_string(ref));
+	}
 	if (msg)
 		json_object_object_add(o, "message", json_object_new_string(msg));
 	return o;

@@ -60,6 +60,9 @@ def gdb(capture, script):
                               '-ex', 'set confirm off',
                               '-ex', 'set debuginfod enabled off',
                               '-ex', 'set startup-with-shell off',
+                              # signals go to the program as they did
+                              # under ptsynth
+                              '-ex', 'handle SIGUSR1 SIGUSR2 SIGALRM nostop noprint pass',
                               '-x', tmp, elf],
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                              timeout=120).stdout.decode(errors='replace')
