@@ -44,6 +44,26 @@ int ptd_line_range(struct ptd_session *s, int pid, uint64_t addr,
 	return 0;
 }
 
+/* 1 when an earlier version than the i-th maps the same ELF file with
+ * the same bias (its addresses are all found there). */
+static int seen_before(struct ptd_session *s, size_t i,
+		       const struct imgstore_hit *hit, uint64_t bias)
+{
+	struct imgstore_hit h;
+	size_t k;
+
+	for (k = 0; k < i && imgstore_version_at(s->in->st, k, &h) == 0; k++) {
+		const char *debug;
+		uint64_t b;
+
+		if (h.pid == hit->pid && h.elf_path &&
+		    !strcmp(h.elf_path, hit->elf_path) &&
+		    symbols_elf_of(s, &h, &debug, &b) == 0 && b == bias)
+			return 1;
+	}
+	return 0;
+}
+
 int ptd_line_addrs(struct ptd_session *s, int pid, const char *file,
 		   unsigned int line, uint64_t *addrs, size_t max, size_t *n,
 		   unsigned int *found_line)
@@ -73,6 +93,7 @@ int ptd_line_addrs(struct ptd_session *s, int pid, const char *file,
 
 			if (hit.pid != pid || !hit.elf_path ||
 			    symbols_elf_of(s, &hit, &debug, &bias) ||
+			    seen_before(s, i, &hit, bias) ||
 			    linetab_addrs(symbols_linetab(s), hit.elf_path, debug,
 					  file, want, buf, 64, &m, &got))
 				continue;
@@ -85,9 +106,6 @@ int ptd_line_addrs(struct ptd_session *s, int pid, const char *file,
 				uint64_t a = buf[k] + bias;
 				size_t j;
 
-				/* only where this version maps it */
-				if (a < hit.start || a >= hit.start + hit.len)
-					continue;
 				for (j = 0; j < total && j < max && addrs[j] != a; j++)
 					;
 				if (j < total && j < max)

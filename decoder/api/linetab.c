@@ -42,6 +42,9 @@ struct lt_file {
 	Elf *code;
 	struct lt_cu *cus;
 	size_t ncus, cucap;
+	int all_built;             /* every unit's table is in cus */
+	char *match;               /* the file the units in matching have */
+	size_t *matching, nmatching;
 	uint64_t used;
 };
 
@@ -66,6 +69,8 @@ static void drop(struct lt_file *f)
 		free(f->cus[k].names);
 	}
 	free(f->cus);
+	free(f->match);
+	free(f->matching);
 	if (f->dw)
 		dwarf_end(f->dw);
 	if (f->code)
@@ -496,26 +501,65 @@ static Dwarf_Off block_of(Dwarf_Die *cu, uint64_t vaddr)
 	return off;
 }
 
+/* The units whose line tables name file (all tables built once). */
+static int units_of(struct lt_file *f, const char *file)
+{
+	size_t k, j;
+
+	if (!f->all_built) {
+		Dwarf_Off off = 0, next;
+		size_t hsize;
+
+		while (dwarf_nextcu(f->dw, off, &next, &hsize, NULL, NULL,
+				    NULL) == 0) {
+			Dwarf_Die cudie;
+
+			if (dwarf_offdie(f->dw, off + hsize, &cudie) &&
+			    !get_cu(f, &cudie))
+				return PTD_ERR_NOMEM;
+			off = next;
+		}
+		f->all_built = 1;
+	}
+	if (f->match && !strcmp(f->match, file))
+		return 0;
+	free(f->match);
+	free(f->matching);
+	f->nmatching = 0;
+	f->match = strdup(file);
+	f->matching = calloc(f->ncus ? f->ncus : 1, sizeof(size_t));
+	if (!f->match || !f->matching) {
+		free(f->match);
+		f->match = NULL;
+		return PTD_ERR_NOMEM;
+	}
+	for (k = 0; k < f->ncus; k++)
+		for (j = 0; j < f->cus[k].nnames; j++)
+			if (file_matches(f->cus[k].names[j], file)) {
+				f->matching[f->nmatching++] = k;
+				break;
+			}
+	return 0;
+}
+
 /* Collects is_stmt entries of file:line (exact), and the nearest
  * following line with an is_stmt entry in *best. */
 static int collect(struct lt_file *f, const char *file, unsigned int line,
 		   uint64_t *addrs, size_t max, size_t *n, unsigned int *best)
 {
-	Dwarf_Off off = 0, next;
-	size_t hsize;
+	size_t m;
+	int rc = units_of(f, file);
 
-	while (dwarf_nextcu(f->dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+	if (rc)
+		return rc;
+	for (m = 0; m < f->nmatching; m++) {
+		struct lt_cu *u = &f->cus[f->matching[m]];
 		Dwarf_Die cudie;
-		struct lt_cu *u;
 		Dwarf_Off blk[64];
 		size_t k, first = *n, nb = 0;
 
-		if (!dwarf_offdie(f->dw, off + hsize, &cudie) ||
-		    !(u = get_cu(f, &cudie))) {
-			off = next;
+		if (!dwarf_offdie(f->dw, u->off, &cudie))
 			continue;
-		}
-		off = next;
 		for (k = 0; k < u->n; k++) {
 			const struct lt_ent *e = &u->e[k];
 			uint64_t fs, fe, a;
@@ -523,6 +567,7 @@ static int collect(struct lt_file *f, const char *file, unsigned int line,
 			size_t j;
 
 			if (!e->line || !e->is_stmt || e->file >= u->nnames ||
+			    (e->line != line && e->line < line) ||
 			    !file_matches(u->names[e->file], file))
 				continue;
 			if (e->line > line && (!*best || e->line < *best))

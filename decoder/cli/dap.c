@@ -66,6 +66,9 @@ struct dap {
 	size_t nmap;
 	int stop_on_entry;
 	int done;
+	uint64_t goto_pos[4];      /* gotoTargets: positions by id - 1 */
+	size_t ngoto;
+	size_t goto_th;
 };
 
 /* ---- output ---- */
@@ -936,6 +939,19 @@ static void variables(struct dap *d, json_object *req)
 	respond(d, req, body);
 }
 
+/* Goes to instruction ("insn"), time or position ("pos") v: 0, 1 for an
+ * unknown what, or the cursor's error. */
+static int seek_to(struct ptd_cursor *c, const char *what, uint64_t v)
+{
+	if (!strcmp(what, "insn") || !strcmp(what, "instruction"))
+		return ptd_cursor_seek_insn(c, v);
+	if (!strcmp(what, "time"))
+		return ptd_cursor_seek_time(c, v);
+	if (!strcmp(what, "pos") || !strcmp(what, "position"))
+		return ptd_cursor_seek_pos(c, v);
+	return 1;
+}
+
 /* evaluate "insn N", "time T", "pos P": goto. */
 static void evaluate(struct dap *d, json_object *req, size_t th)
 {
@@ -949,13 +965,8 @@ static void evaluate(struct dap *d, json_object *req, size_t th)
 			    "go to a point with 'insn N', 'time NS' or 'pos P'");
 		return;
 	}
-	if (!strcmp(what, "insn"))
-		rc = ptd_cursor_seek_insn(d->cur[th], v);
-	else if (!strcmp(what, "time"))
-		rc = ptd_cursor_seek_time(d->cur[th], v);
-	else if (!strcmp(what, "pos"))
-		rc = ptd_cursor_seek_pos(d->cur[th], v);
-	else {
+	rc = seek_to(d->cur[th], what, v);
+	if (rc == 1) {
 		respond_err(d, req, "unknown command '%s': use insn, time or pos", what);
 		return;
 	}
@@ -973,6 +984,178 @@ static void evaluate(struct dap *d, json_object *req, size_t th)
 		json_object_object_add(body, "variablesReference", json_object_new_int(0));
 		respond(d, req, body);
 	}
+	stopped(d, th, "goto", NULL, NULL, 0);
+}
+
+/* The first position from the cursor's (itself too with self) in the
+ * direction where an instruction of ranges executes; 0 when found. */
+static int find_exec(struct ptd_cursor *c, const struct ptd_addr_range *r,
+		     size_t nr, int backward, int self, uint64_t *pos)
+{
+	struct ptd_find_opts f = { .sz = sizeof(f), .what = PTD_FIND_ADDR,
+				   .backward = backward, .ranges = r,
+				   .nranges = nr };
+	struct ptd_cursor_pos p;
+	unsigned int found = 0;
+
+	ptd_cursor_get(c, &p);
+	if (self && !p.stop) {
+		size_t k;
+
+		for (k = 0; k < nr; k++)
+			if (p.ev.ip >= r[k].start && p.ev.ip < r[k].end) {
+				*pos = p.pos;
+				return 0;
+			}
+	}
+	do {
+		if (ptd_cursor_find(c, &f, &found))
+			return -1;
+	} while (!(found & PTD_FIND_ADDR));
+	ptd_cursor_get(c, &p);
+	*pos = p.pos;
+	return 0;
+}
+
+/* gotoTargets: where a source line runs: its first, previous (before
+ * the cursor), next and last executions in the thread's trace. */
+static void goto_targets(struct dap *d, json_object *req, size_t th)
+{
+	static const char *const what[4] = { "first", "previous", "next", "last" };
+	json_object *src = arg(req, "source"), *p, *a, *body;
+	struct bp b = { 0 };
+	struct ptd_addr_range *r;
+	struct ptd_cursor *c = NULL;
+	struct ptd_cursor_pos now;
+	struct ptd_index_thread it;
+	int64_t line = 0;
+	size_t k;
+
+	if (!src || !json_object_object_get_ex(src, "path", &p) ||
+	    arg_int(req, "line", &line) || line <= 0) {
+		respond_err(d, req, "gotoTargets needs source.path and line");
+		return;
+	}
+	b.path = (char *)json_object_get_string(p);
+	b.line = (unsigned int)line;
+	if (resolve_src(d, &b) || !(r = calloc(b.naddrs, sizeof(*r)))) {
+		respond_err(d, req, "no code for %s:%u in the traced programs' "
+			    "debug information", b.path, b.line);
+		free(b.addrs);
+		return;
+	}
+	for (k = 0; k < b.naddrs; k++) {
+		r[k].start = b.addrs[k];
+		r[k].end = b.addrs[k] + 1;
+	}
+	ptd_cursor_get(d->cur[th], &now);
+	ptd_index_thread(d->ix, th, &it);
+	a = json_object_new_array();
+	d->ngoto = 0;
+	d->goto_th = th;
+	if (ptd_cursor_open(&c, d->ix, d->tids[th], NULL) == 0) {
+		for (k = 0; k < 4; k++) {
+			uint64_t pos, start = k == 0 ? 0 : k == 3 ?
+				it.positions - 1 : now.pos;
+			struct ptd_cursor_pos at;
+			json_object *t;
+			char label[600];
+			size_t j;
+
+			if (ptd_cursor_seek_pos(c, start) ||
+			    find_exec(c, r, b.naddrs, k == 1 || k == 3,
+				      k == 0 || k == 3, &pos))
+				continue;
+			for (j = 0; j < d->ngoto && d->goto_pos[j] != pos; j++)
+				;
+			if (j < d->ngoto)
+				continue;
+			ptd_cursor_get(c, &at);
+			d->goto_pos[d->ngoto++] = pos;
+			snprintf(label, sizeof(label), "%s time %s:%u runs "
+				 "(instruction %" PRIu64 ")", what[k], b.path,
+				 b.at_line, at.insn);
+			t = json_object_new_object();
+			json_object_object_add(t, "id", json_object_new_int(
+				(int)d->ngoto));
+			json_object_object_add(t, "label", json_object_new_string(label));
+			json_object_object_add(t, "line", json_object_new_int(
+				(int)b.at_line));
+			snprintf(label, sizeof(label), "0x%" PRIx64, at.ev.ip);
+			json_object_object_add(t, "instructionPointerReference",
+					       json_object_new_string(label));
+			json_object_array_add(a, t);
+		}
+		ptd_cursor_close(c);
+	}
+	free(r);
+	free(b.addrs);
+	body = json_object_new_object();
+	json_object_object_add(body, "targets", a);
+	respond(d, req, body);
+}
+
+static void goto_target(struct dap *d, json_object *req, size_t th)
+{
+	int64_t id = 0;
+
+	if (arg_int(req, "targetId", &id) || id < 1 || (size_t)id > d->ngoto ||
+	    th != d->goto_th) {
+		respond_err(d, req, "no such goto target: ask gotoTargets first");
+		return;
+	}
+	if (ptd_cursor_seek_pos(d->cur[th], d->goto_pos[id - 1])) {
+		respond_err(d, req, "goto target is past the thread's trace");
+		return;
+	}
+	respond(d, req, NULL);
+	stopped(d, th, "goto", NULL, NULL, 0);
+}
+
+/* setVariable on the Trace scope: instruction, time or position moves
+ * the cursor there (going to an instruction number or a time). */
+static void set_variable(struct dap *d, json_object *req)
+{
+	const char *name = arg_str(req, "name"), *val = arg_str(req, "value");
+	int64_t ref = 0;
+	unsigned long long v;
+	struct ptd_cursor_pos p;
+	json_object *body;
+	char *end, buf[64];
+	size_t th;
+	int rc;
+
+	if (arg_int(req, "variablesReference", &ref) || ref < 1 ||
+	    (uint64_t)ref > d->nth || !name || !val) {
+		respond_err(d, req, "setVariable needs a Trace scope's "
+			    "variablesReference, name and value");
+		return;
+	}
+	th = (size_t)ref - 1;
+	v = strtoull(val, &end, 0);
+	if (end == val) {
+		respond_err(d, req, "'%s' is not a number", val);
+		return;
+	}
+	rc = seek_to(d->cur[th], name, v);
+	if (rc == 1) {
+		respond_err(d, req, "only instruction, time and position can be "
+			    "set: a control-flow trace holds no other values");
+		return;
+	}
+	if (rc) {
+		respond_err(d, req, "%s %llu is past the thread's trace", name, v);
+		return;
+	}
+	ptd_cursor_get(d->cur[th], &p);
+	if (!strcmp(name, "time"))
+		snprintf(buf, sizeof(buf), "%" PRIu64 " ns", p.ev.time);
+	else
+		snprintf(buf, sizeof(buf), "%" PRIu64,
+			 !strcmp(name, "position") ? p.pos : p.insn);
+	body = json_object_new_object();
+	json_object_object_add(body, "value", json_object_new_string(buf));
+	respond(d, req, body);
 	stopped(d, th, "goto", NULL, NULL, 0);
 }
 
@@ -1103,6 +1286,7 @@ static void initialize(struct dap *d, json_object *req)
 		"supportsDisassembleRequest", "supportsReadMemoryRequest",
 		"supportsSteppingGranularity", "supportsHitConditionalBreakpoints",
 		"supportsTerminateRequest", "supportsEvaluateForHovers",
+		"supportsGotoTargetsRequest", "supportsSetVariable",
 	};
 	json_object *body = json_object_new_object();
 	size_t k;
@@ -1190,6 +1374,12 @@ static void dispatch(struct dap *d, json_object *req)
 		return step(d, req, th, 0, 1);
 	if (!strcmp(cmd, "evaluate"))
 		return evaluate(d, req, th);
+	if (!strcmp(cmd, "gotoTargets"))
+		return goto_targets(d, req, th);
+	if (!strcmp(cmd, "goto"))
+		return goto_target(d, req, th);
+	if (!strcmp(cmd, "setVariable"))
+		return set_variable(d, req);
 	if (!strcmp(cmd, "readMemory"))
 		return read_memory(d, req, th);
 	if (!strcmp(cmd, "disassemble"))

@@ -108,6 +108,17 @@ evaluate:
 				return rc;
 			if (here(c, &p))
 				return 0;
+			/* left to code without lines (a signal handler
+			 * returning to its trampoline, an interrupted
+			 * function): on out of it as gdb's frame-bound
+			 * step-resume does */
+			while (!backward && ptd_line_range(s, p.ev.pid, p.ev.ip,
+							   &r) != 0) {
+				if (leave_callee(c, 0, &rc))
+					return rc;
+				if (here(c, &p))
+					return 0;
+			}
 			goto evaluate;
 		}
 		if (ptd_line_range(s, p.ev.pid, p.ev.ip, &r) || !r.line)

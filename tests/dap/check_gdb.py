@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""check_gdb.py PTDECODE CAPTURE SOURCE BP_LINES [FUNCTION]
+"""check_gdb.py PTDECODE CAPTURE SOURCE BP_LINES FUNCTION [PARTS]
 
 `ptdecode dap` on a ptsynth capture against gdb on a live run of the same
 binary (the capture's archived ELF file, run without arguments as ptsynth
@@ -16,7 +16,14 @@ ran it):
      when the program ends first) then reverse-continue up to 8 times
      (back to the first hit at most) on the
      first of BP_LINES stop at the same hits (backtraces) as continue then
-     reverseContinue.
+     reverseContinue;
+  5. goto: gotoTargets on the first of BP_LINES offers its first, next,
+     previous and last executions; going there shows gdb's backtraces of
+     the first, second, ... and last hits of that line; setting the Trace
+     scope's "instruction" to the first hit's number goes back there.
+
+PARTS (comma-separated, default all): hits (1), func (2, 3), reverse (4),
+goto (5), so that each test stays short.
 
 Line stepping is compared by check_steps.py, breakpoint placement on
 every line by check_lines.py.
@@ -93,14 +100,17 @@ def compare_hits(c, tid, reason, want, what):
           % (what, len(got), len(want), sum(g == w for g, w in zip(got, want))))
 
 
+parts = (sys.argv[6] if len(sys.argv) > 6 else 'hits,func,reverse,goto').split(',')
+
 # 1. source breakpoints
-want = gdb_hits(['%s:%d' % (source, x) for x in bp_lines])
-c, tid = launch(bp_lines)
-compare_hits(c, tid, 'breakpoint', want, 'breakpoints %s:%s' % (source, bp_lines))
+if 'hits' in parts:
+    want = gdb_hits(['%s:%d' % (source, x) for x in bp_lines])
+    c, tid = launch(bp_lines)
+    compare_hits(c, tid, 'breakpoint', want, 'breakpoints %s:%s' % (source, bp_lines))
 
 # 2. function breakpoints
-func = sys.argv[5] if len(sys.argv) > 5 else None
-if func:
+func = sys.argv[5]
+if 'func' in parts:
     want = gdb_hits([func])
     c, tid = launch([], True)
     c.wait_event('stopped')
@@ -129,9 +139,10 @@ if func:
         compare_hits(c, tid, 'instruction breakpoint', exp,
                      'instruction breakpoint %s%s' % (addr, ' hitCondition ' + cond if cond else ''))
 
-# reverse-continue: back to the previous breakpoint hits, with backtraces
-N_FWD, N_BACK = 10, 8
-want = gdb(GDB_BT + '''
+if 'reverse' in parts:
+    # reverse-continue: back to the previous breakpoint hits, with backtraces
+    N_FWD, N_BACK = 10, 8
+    want = gdb(GDB_BT + '''
 gdb.execute('break %s:%d')
 gdb.execute('run', to_string=True)
 gdb.execute('record full')
@@ -152,21 +163,66 @@ for cmd in ['reverse-continue'] * min(%d, len(out)):
     out.append([cmd] + bt())
 print('RESULT ' + json.dumps(out))
 ''' % (source, bp_lines[0], N_FWD, N_BACK))
-n_fwd = sum(1 for w in want if w[0] == 'continue')
-n_back = len(want) - n_fwd
-c, tid = launch([bp_lines[0]])
-c.wait_event('stopped')
-got = []
-for cmd in ['continue'] * n_fwd + ['reverse-continue'] * n_back:
-    c.request('continue' if cmd == 'continue' else 'reverseContinue', threadId=tid)
+    n_fwd = sum(1 for w in want if w[0] == 'continue')
+    n_back = len(want) - n_fwd
+    c, tid = launch([bp_lines[0]])
     c.wait_event('stopped')
-    got.append([cmd] + dap_bt(c, tid))
-c.close()
-same = sum(g == w for g, w in zip(got, want))
-for g, w in zip(got, want):
-    check(g == w, '%s: backtrace %s, gdb %s' % (g[0], g[1:], w[1:]))
-check(len(got) == len(want), 'reverse: %d stops, gdb %d' % (len(got), len(want)))
-print('continue x%d then reverse-continue x%d on %s:%d: %d of %d equal to gdb'
-      % (n_fwd, n_back, source, bp_lines[0], same, len(got)))
+    got = []
+    for cmd in ['continue'] * n_fwd + ['reverse-continue'] * n_back:
+        c.request('continue' if cmd == 'continue' else 'reverseContinue', threadId=tid)
+        c.wait_event('stopped')
+        got.append([cmd] + dap_bt(c, tid))
+    c.close()
+    same = sum(g == w for g, w in zip(got, want))
+    for g, w in zip(got, want):
+        check(g == w, '%s: backtrace %s, gdb %s' % (g[0], g[1:], w[1:]))
+    check(len(got) == len(want), 'reverse: %d stops, gdb %d' % (len(got), len(want)))
+    print('continue x%d then reverse-continue x%d on %s:%d: %d of %d equal to gdb'
+          % (n_fwd, n_back, source, bp_lines[0], same, len(got)))
+
+# 5. goto: the executions of a line, and back to an instruction number
+def goto(c, which):
+    r = c.request('gotoTargets', source={'path': source}, line=bp_lines[0])
+    check(r['success'], 'gotoTargets: %s' % r)
+    for t in r['body']['targets'] if r['success'] else []:
+        if t['label'].startswith(which + ' '):
+            r = c.request('goto', threadId=tid, targetId=t['id'])
+            check(r['success'], 'goto %s: %s' % (which, r))
+            c.wait_event('stopped')
+            return dap_bt(c, tid)
+    check(False, 'gotoTargets: no %s target in %s' % (which, r['body']))
+    return None
+
+
+if 'goto' in parts:
+    want = gdb_hits(['%s:%d' % (source, bp_lines[0])])
+    c, tid = launch([], True)
+    c.wait_event('stopped')
+    got, exp = [], []
+    got.append(goto(c, 'first'))
+    exp.append(want[0])
+    trace_scope = c.request('scopes', frameId=0)['body']['scopes'][0]
+    ref = trace_scope['variablesReference']
+    insn = [v['value'] for v in c.request('variables', variablesReference=ref)[
+        'body']['variables'] if v['name'] == 'instruction'][0]
+    for which, k in (('next', 1), ('next', 2), ('previous', 1), ('last', -1),
+                     ('previous', -2), ('first', 0)):
+        if len(want) > max(k, -k - 1):
+            got.append(goto(c, which))
+            exp.append(want[k])
+    c.request('continue', threadId=tid)
+    c.wait_event('stopped')
+    r = c.request('setVariable', variablesReference=ref, name='instruction', value=insn)
+    check(r['success'] and r['body']['value'] == insn, 'setVariable instruction: %s' % r)
+    c.wait_event('stopped')
+    got.append(dap_bt(c, tid))
+    exp.append(want[0])
+    c.close()
+    same = sum(g == w for g, w in zip(got, exp))
+    for g, w in zip(got, exp):
+        check(g == w, 'goto: backtrace %s, gdb %s' % (g, w))
+    print('goto first/next/previous/last executions of %s:%d and setVariable '
+          'instruction: %d of %d backtraces equal to gdb\'s hits'
+          % (source, bp_lines[0], same, len(exp)))
 gdbtool.cleanup()
 sys.exit(1 if failures else 0)
