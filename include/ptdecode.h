@@ -836,6 +836,7 @@ struct ptd_line_range {
 	 * and where stepping into it stops (past a frame-pointer prologue) */
 	uint64_t func_start, func_end, func_body;
 	char file[256];
+	char function[128];        /* its name in the DWARF ("": none) */
 };
 
 /* The entry holding addr in pid's address space at the time of the last

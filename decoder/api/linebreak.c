@@ -41,6 +41,8 @@ int ptd_line_range(struct ptd_session *s, int pid, uint64_t addr,
 		r->func_body = sal.func_body + bias;
 	}
 	snprintf(r->file, sizeof(r->file), "%s", sal.file ? sal.file : "");
+	snprintf(r->function, sizeof(r->function), "%s",
+		 sal.func_name ? sal.func_name : "");
 	return 0;
 }
 

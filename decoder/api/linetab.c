@@ -353,17 +353,21 @@ static long entry_at(const struct lt_cu *u, uint64_t vaddr, size_t *next)
 }
 
 static void func_range(Dwarf_Die *cu, uint64_t vaddr, uint64_t *lo,
-		       uint64_t *hi)
+		       uint64_t *hi, const char **name)
 {
 	Dwarf_Die *scopes = NULL;
 	int n = dwarf_getscopes(cu, vaddr, &scopes), k;
 
 	*lo = *hi = 0;
+	if (name)
+		*name = NULL;
 	for (k = 0; k < n; k++) {
 		Dwarf_Addr l, h;
 
 		if (dwarf_tag(&scopes[k]) != DW_TAG_subprogram)
 			continue;
+		if (name)
+			*name = dwarf_diename(&scopes[k]);
 		if (dwarf_lowpc(&scopes[k], &l) == 0 &&
 		    dwarf_highpc(&scopes[k], &h) == 0) {
 			*lo = l;
@@ -453,7 +457,8 @@ int linetab_find(struct linetab *lt, const char *path, const char *debug,
 	rc = find_in(f, vaddr, sal, &cu, NULL);
 	if (rc)
 		return rc;
-	func_range(&cu, vaddr, &sal->func_start, &sal->func_end);
+	func_range(&cu, vaddr, &sal->func_start, &sal->func_end,
+		   &sal->func_name);
 	if (sal->func_start) {
 		struct linetab_sal keep = *sal;
 
@@ -583,7 +588,7 @@ static int collect(struct lt_file *f, const char *file, unsigned int line,
 			if (b && nb < 64)
 				blk[nb++] = b;
 			a = e->addr;
-			func_range(&cudie, a, &fs, &fe);
+			func_range(&cudie, a, &fs, &fe, NULL);
 			if (fs && a == fs)
 				a = body_of(f, fs, fe);
 			for (j = first; j < *n && j < max && addrs[j] != a; j++)

@@ -32,6 +32,7 @@ struct linetab_sal {
 	uint64_t func_start, func_end; /* the subprogram around it, 0: none */
 	uint64_t func_body;        /* where a step into it stops: past a
 				    * frame-pointer prologue, else its start */
+	const char *func_name;     /* its DWARF name, NULL: none */
 };
 
 /* The entry around vaddr in the DWARF of debug (NULL: none, or without

@@ -826,14 +826,6 @@ static void stack_trace(struct dap *d, json_object *req, size_t th)
 			json_object_array_add(a, f);
 			continue;
 		}
-		if (fr[k].flags & PTD_FRAME_HAS_SYMBOL)
-			snprintf(name, sizeof(name), "%s", fr[k].function);
-		else
-			hex(name, sizeof(name), fr[k].pc);
-		hex(ip, sizeof(ip), fr[k].pc);
-		json_object_object_add(f, "name", json_object_new_string(name));
-		json_object_object_add(f, "instructionPointerReference",
-				       json_object_new_string(ip));
 		{
 			/* the line as gdb shows it (a statement row's line
 			 * where several rows share the address) */
@@ -844,8 +836,23 @@ static void stack_trace(struct dap *d, json_object *req, size_t th)
 				fr[k].line = lr.line;
 				snprintf(fr[k].file, sizeof(fr[k].file), "%s", lr.file);
 				fr[k].flags |= PTD_FRAME_HAS_LINE;
+				/* the function as the debug info names it
+				 * (of aliases, the one gdb shows) */
+				if (lr.function[0]) {
+					snprintf(fr[k].function, sizeof(fr[k].function),
+						 "%s", lr.function);
+					fr[k].flags |= PTD_FRAME_HAS_SYMBOL;
+				}
 			}
 		}
+		if (fr[k].flags & PTD_FRAME_HAS_SYMBOL)
+			snprintf(name, sizeof(name), "%s", fr[k].function);
+		else
+			hex(name, sizeof(name), fr[k].pc);
+		hex(ip, sizeof(ip), fr[k].pc);
+		json_object_object_add(f, "name", json_object_new_string(name));
+		json_object_object_add(f, "instructionPointerReference",
+				       json_object_new_string(ip));
 		if (fr[k].flags & PTD_FRAME_HAS_LINE) {
 			json_object *src = json_object_new_object();
 			const char *base = strrchr(fr[k].file, '/');

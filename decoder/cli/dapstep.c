@@ -48,6 +48,33 @@ static int run_to(struct ptd_cursor *c, uint64_t a, int *rc)
 	return *rc || (found & PTD_FIND_STOP);
 }
 
+/* Is the cursor at a PLT slot ("name@plt")? */
+static int is_plt(struct ptd_session *s, const struct ptd_cursor_pos *p)
+{
+	char name[256];
+	uint64_t off;
+	size_t n;
+
+	if (ptd_symbolize(s, p->ev.pid, p->ev.ip, name, sizeof(name), &off))
+		return 0;
+	n = strlen(name);
+	return n > 4 && !strcmp(name + n - 4, "@plt");
+}
+
+/* Is the cursor in the dynamic loader (its lazy binding resolver), which
+ * a step passes as gdb does? */
+static int in_loader(struct ptd_session *s, const struct ptd_cursor_pos *p)
+{
+	const char *img = ptd_image_name(s, p->ev.pid, p->ev.ip), *b;
+
+	if (!img)
+		return 0;
+	b = strrchr(img, '/');
+	b = b ? b + 1 : img;
+	return !strncmp(b, "ld-linux", 8) || !strncmp(b, "ld.so", 5) ||
+	       !strncmp(b, "ld64.so", 7);
+}
+
 int dapstep_line(struct ptd_session *s, struct ptd_cursor *c, int kind,
 		 int backward)
 {
@@ -95,6 +122,26 @@ evaluate:
 			/* entered a subroutine */
 			int has_line = ptd_line_range(s, p.ev.pid, p.ev.ip, &r) == 0;
 
+			if (kind == DAPSTEP_INTO && !backward && !has_line &&
+			    is_plt(s, &p)) {
+				/* through the PLT slot (and the lazy binding
+				 * resolver) to the function it jumps to */
+				int32_t d0 = p.depth;
+
+				for (;;) {
+					rc = ptd_cursor_step(c, 1);
+					if (rc || here(c, &p))
+						return rc;
+					if (p.depth < d0)
+						goto evaluate;
+					if (p.depth == d0 && !in_loader(s, &p) &&
+					    ptd_line_range(s, p.ev.pid, p.ev.ip, &r) == 0 &&
+					    r.func_start == p.ev.ip) {
+						has_line = 1;
+						break;
+					}
+				}
+			}
 			if (kind == DAPSTEP_INTO && !backward && has_line) {
 				uint64_t body = r.func_start == p.ev.ip &&
 						r.func_body ? r.func_body : p.ev.ip;
@@ -121,6 +168,10 @@ evaluate:
 			}
 			goto evaluate;
 		}
+		/* backwards through a PLT slot or the loader's resolver:
+		 * on to the call before them */
+		if (backward && (is_plt(s, &p) || in_loader(s, &p)))
+			continue;
 		if (ptd_line_range(s, p.ev.pid, p.ev.ip, &r) || !r.line)
 			return 0;           /* no line information: stop */
 		{

@@ -61,10 +61,18 @@ def check(ok, what):
 def gdb_hits(breaks):
     """Every hit of gdb's breakpoints (break commands) with its backtrace."""
     return gdb(GDB_BT + '''
-for b in %r:
+breaks = %r
+if any(b.startswith('*') for b in breaks):
+    # an address in a shared library is there once main runs
+    gdb.execute('tbreak main')
+    gdb.execute('run', to_string=True)
+for b in breaks:
     gdb.execute('break ' + b)
 hits = []
-gdb.execute('run', to_string=True)
+if not gdb.selected_inferior().pid:
+    gdb.execute('run', to_string=True)
+else:
+    gdb.execute('continue', to_string=True)
 while gdb.selected_inferior().pid:
     hits.append(bt())
     gdb.execute('continue', to_string=True)
@@ -152,8 +160,9 @@ for cmd in ['continue'] * %d:
         gdb.execute(cmd, to_string=True)
     except gdb.error:
         pass
-    if bt()[-1][0] != 'main':
-        # the program's end under record full: back to the last hit
+    if bt()[-1][0] != 'main' or gdb.newest_frame().find_sal().line != %d:
+        # the program's end under record full (or the end of its log):
+        # back to the last hit
         gdb.execute('reverse-continue', to_string=True)
         break
     out.append([cmd] + bt())
@@ -162,7 +171,7 @@ for cmd in ['reverse-continue'] * min(%d, len(out)):
     gdb.execute(cmd, to_string=True)
     out.append([cmd] + bt())
 print('RESULT ' + json.dumps(out))
-''' % (source, bp_lines[0], N_FWD, N_BACK))
+''' % (source, bp_lines[0], N_FWD, bp_lines[0], N_BACK))
     n_fwd = sum(1 for w in want if w[0] == 'continue')
     n_back = len(want) - n_fwd
     c, tid = launch([bp_lines[0]])

@@ -20,6 +20,21 @@ def need_gdb():
         sys.exit(77)
 
 
+def libraries(capture):
+    """The capture's archived shared libraries of its own (the system's
+    are where they were), under their sonames in a directory of TMP for
+    LD_LIBRARY_PATH."""
+    d = os.path.join(TMP, 'lib')
+    os.makedirs(d, exist_ok=True)
+    for f in sorted(glob.glob(os.path.join(capture, '.build-id', '*', '*'))):
+        out = subprocess.run(['readelf', '-dW', f], stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL).stdout.decode()
+        m = re.search(r'\(SONAME\)\s+Library soname: \[(.*)\]', out)
+        if m and not os.path.exists(os.path.join(d, m.group(1))):
+            shutil.copy(f, os.path.join(d, m.group(1)))
+    return d
+
+
 def program(capture):
     """A runnable copy of the capture's archived ELF file that defines main."""
     for f in sorted(glob.glob(os.path.join(capture, '.build-id', '*', '*'))):
@@ -60,9 +75,12 @@ def gdb(capture, script):
                               '-ex', 'set confirm off',
                               '-ex', 'set debuginfod enabled off',
                               '-ex', 'set startup-with-shell off',
+                              '-ex', 'set breakpoint pending on',
                               # signals go to the program as they did
                               # under ptsynth
                               '-ex', 'handle SIGUSR1 SIGUSR2 SIGALRM nostop noprint pass',
+                              '-ex', 'set environment LD_LIBRARY_PATH ' +
+                              libraries(capture),
                               '-x', tmp, elf],
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                              timeout=120).stdout.decode(errors='replace')
