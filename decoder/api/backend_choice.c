@@ -250,6 +250,7 @@ static void ipt_queue_of(struct input *in, size_t i, struct intelpt_queue *iq)
 	iq->assemble_index = i;
 	iq->cpu = per_cpu ? q->cpu : -1;
 	iq->tid = q->tid;
+	iq->end_gap = q->gap_after[0] ? q->gap_after : NULL;
 	iq->pid = sideband_pid_of(in->sb, q->tid);
 	if (per_cpu) {
 		uint64_t t0 = sideband_next_switch(in->sb, q->cpu, 0);
