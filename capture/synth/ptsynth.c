@@ -163,10 +163,12 @@ static struct perfwrite_sid sid_for(struct synth *s, uint32_t tid, uint64_t id)
 	sid.id = id;
 	sid.cpu = (uint32_t)s->cpu;
 	if (s->o.guest == 1 && id == DUMMY_ID) {
-		sid.id = PTCAP_GUEST_ID;   /* the program's sideband is the guest's */
+		/* the program's sideband is the guest's, from the vcpu of
+		 * the CPU it happens on */
+		sid.id = PTCAP_GUEST_ID + (uint64_t)s->cpu;
 	} else if (s->o.guest == 1) {
 		sid.pid = GUESTSB_HV_PID;  /* the trace is the host's vcpu thread's */
-		sid.tid = GUESTSB_HV_TID;
+		sid.tid = GUESTSB_HV_TID + (uint32_t)s->cpu;
 	}
 	return sid;
 }
@@ -1095,8 +1097,8 @@ static void switch_to(struct synth *s, struct sched *sc, int next)
 	if (!old) {   /* the CPU's first thread: its trace starts */
 		synth_cpus_catch_up(&s->cpus.c[s->cpu], nt->free_tsc);
 		sid = sid_for(s, (uint32_t)nt->tid, PT_ID);
-		check(s, perfwrite_itrace_start(s->pw, &sid, (uint32_t)s->pid,
-						(uint32_t)nt->tid), "ITRACE_START");
+		check(s, perfwrite_itrace_start(s->pw, &sid, sid.pid, sid.tid),
+		      "ITRACE_START");
 	}
 	sid = sid_for(s, (uint32_t)nt->tid, DUMMY_ID);
 	check(s, perfwrite_switch_cpu_wide(s->pw, &sid, 0, 0, old ? (uint32_t)s->pid : 0,
@@ -1325,7 +1327,8 @@ static const char usage_text[] =
 	"  --guest          the program ran in a virtual machine: PIP.NR=1 and\n"
 	"                   VMCS in the trace, the host sideband a hypervisor\n"
 	"                   process, the program's sideband the guest's (as\n"
-	"                   perf inject --guest-data writes it)\n"
+	"                   perf inject --guest-data writes it); with --cpus N\n"
+	"                   one vcpu per CPU\n"
 	"  --guest-code     PIP.NR=1 and VMCS, no guest sideband: the guest's\n"
 	"                   code is the traced process's memory (perf script\n"
 	"                   --guest-code, ptdecode --guest-code)\n"
@@ -1473,9 +1476,9 @@ static void parse_opts(struct synth *s, struct sched *sc, int argc, char **argv)
 	if (o->ncpus < 1 || o->ncpus > SYNTH_MAX_CPUS)
 		synth_die("--cpus must be 1..%d", SYNTH_MAX_CPUS);
 	/* one snapshot ring and one vcpu: both describe a single CPU */
-	if (o->ncpus > 1 && (o->snapshot || o->guest))
-		synth_die("--cpus N (N > 1) does not go with --snapshot, --guest "
-			  "or --guest-code yet: they simulate one CPU");
+	if (o->ncpus > 1 && (o->snapshot || o->guest == 2))
+		synth_die("--cpus N (N > 1) does not go with --snapshot or "
+			  "--guest-code yet: they simulate one CPU");
 	sc->quantum = o->quantum ? o->quantum : 1;
 	o->cmd = argv + first;
 	sc->rng = synth_rng_init(o->seed);
@@ -1529,7 +1532,8 @@ static void open_trace(struct synth *s)
 	struct ptcap_opts po = { .tsc = s->o.tsc, .retcomp = s->o.retcomp,
 				 .mtc = s->o.mtc, .mtc_period = s->o.mtc_period,
 				 .cyc = s->o.cyc, .filter = s->o.filter,
-				 .guest = s->o.guest == 1, .sample_period = s->o.sample_every,
+				 .guest = s->o.guest == 1 ? s->o.ncpus : 0,
+				 .sample_period = s->o.sample_every,
 				 .snapshot = s->o.snapshot != 0,
 				 PTCAP_DEFAULTS };
 	struct ptgen_opts go = { 0 };
@@ -1579,8 +1583,8 @@ static void start_thread(struct synth *s, struct sched *sc)
 
 	snprintf(cbuf, sizeof(cbuf), "%s", comm ? comm + 1 : s->o.cmd[0]);
 	if (s->o.guest == 1)
-		check(s, guestsb_begin(s->pw, perf_time(ptgen_tsc(s->gen))),
-		      "hypervisor sideband");
+		check(s, guestsb_begin(s->pw, perf_time(ptgen_tsc(s->gen)),
+				       s->o.ncpus), "hypervisor sideband");
 	emit_fork(s, NULL, s->pid);
 	sid = sid_for(s, (uint32_t)s->pid, DUMMY_ID);
 	check(s, perfwrite_comm(s->pw, &sid, (uint32_t)s->pid, (uint32_t)s->pid, cbuf, 1), "COMM");

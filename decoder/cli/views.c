@@ -709,6 +709,13 @@ static void flow_step(struct view *v, const struct ptd_event *ev)
 		 * branch goes to the IP the next thread runs at, where perf
 		 * reports it too */
 		return;
+	case PTD_EV_PAGING:
+		/* libipt reports the PIP of each PSB+ as a status update (in
+		 * a guest every PSB+ has one), which may fall between a branch
+		 * and its target: the flow goes on */
+		if (ev->flags & PTD_EVF_STATUS)
+			return;
+		break;
 	case PTD_EV_EXEC_MODE:
 	case PTD_EV_TIME:
 		/* libipt reports the mode of each PSB+, which may fall between

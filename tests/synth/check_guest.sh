@@ -9,8 +9,8 @@
 #                  the host's hypervisor process maps no code, so only
 #                  the guest's images can decode it.  perf script, and
 #                  ptdecode's two decoders at -j1 and -j2, must list
-#                  exactly expected.insn, and ptdecode --branches
-#                  perf's branches, thread by guest thread (perf names
+#                  exactly expected.insn, and ptdecode --branches (both
+#                  decoders) perf's branches, thread by guest thread (perf names
 #                  guest samples by the guest's pid/tid, and so does
 #                  ptdecode in guest code).  Then the guest sideband is
 #                  damaged (an ID_INDEX naming another id; an ID_INDEX
@@ -86,8 +86,11 @@ if [ "$mode" = code ]; then
 	exit $rc
 fi
 
-# --branches (per guest thread, as perf names guest samples) against perf
+# --branches (per guest thread, as perf names guest samples) against perf,
+# both decoders (libipt reports each PSB+'s PIP, which is no break in the
+# flow)
 python3 "$here/../cli/check_branches.py" "$ptdecode" "$out" || rc=1
+python3 "$here/../cli/check_branches.py" "$ptdecode" "$out" --decoder=libipt || rc=1
 
 for damage in unknown-id plain; do
 	bad="$out.$damage.data"
