@@ -17,6 +17,10 @@
 #                  without machine fields): nothing decodes, and ptdecode
 #                  counts the guest records it could not use (counted
 #                  independently by guest_mutate.py) and names the problem.
+#   MODE exits     the same with VM exits and entries (ptsynth --vm-exits:
+#                  tracing stops at an exit, resumes with PIP and VMCS at
+#                  the entry) in the middle of PSB segments (a PSB every
+#                  4 KiB of trace).
 #   MODE code      ptsynth record --guest-code: no guest sideband, the
 #                  guest's code is the traced process's memory: without
 #                  --guest-code nothing decodes (an error that says why);
@@ -30,13 +34,15 @@ here=$(dirname "$0")
 command -v perf >/dev/null 2>&1 || { echo "SKIP: perf not installed"; exit 77; }
 command -v python3 >/dev/null 2>&1 || { echo "SKIP: python3 not installed"; exit 77; }
 
+psb=256
 case $mode in
 sideband) opt=--guest; gc= ;;
+exits) opt="--guest --vm-exits 0.002"; gc=; psb=4096; mode=sideband ;;
 code) opt=--guest-code; gc=--guest-code ;;
 *) echo "FAIL: unknown mode $mode"; exit 1 ;;
 esac
 rm -rf "$out"
-"$ptsynth" record -o "$out" $opt --psb-period 256 --quantum 300 "$@" \
+"$ptsynth" record -o "$out" $opt --psb-period $psb --quantum 300 "$@" \
 	>"$out.stdout" 2>"$out.stderr" || { echo "FAIL: ptsynth failed:"; cat "$out.stderr"; exit 1; }
 n=$(wc -l <"$out/expected.insn")
 [ "$n" -gt 0 ] || { echo "FAIL: no instructions recorded"; exit 1; }
