@@ -22,8 +22,8 @@ ran it):
      the first, second, ... and last hits of that line; setting the Trace
      scope's "instruction" to the first hit's number goes back there.
 
-PARTS (comma-separated, default all): hits (1), func (2, 3), reverse (4),
-goto (5), so that each test stays short.
+PARTS (comma-separated, default all): hits (1), func (2), insn (3),
+reverse (4), goto (5), so that each test stays short.
 
 Line stepping is compared by check_steps.py, breakpoint placement on
 every line by check_lines.py.
@@ -62,16 +62,18 @@ def gdb_hits(breaks):
     """Every hit of gdb's breakpoints (break commands) with its backtrace."""
     return gdb(GDB_BT + '''
 breaks = %r
-if any(b.startswith('*') for b in breaks):
-    # an address in a shared library is there once main runs
-    gdb.execute('tbreak main')
-    gdb.execute('run', to_string=True)
 for b in breaks:
     gdb.execute('break ' + b)
 hits = []
-if not gdb.selected_inferior().pid:
+try:
     gdb.execute('run', to_string=True)
-else:
+except gdb.error:
+    # an address in a shared library: set once main runs
+    gdb.execute('delete')
+    gdb.execute('tbreak main')
+    gdb.execute('run', to_string=True)
+    for b in breaks:
+        gdb.execute('break ' + b)
     gdb.execute('continue', to_string=True)
 while gdb.selected_inferior().pid:
     hits.append(bt())
@@ -108,7 +110,7 @@ def compare_hits(c, tid, reason, want, what):
           % (what, len(got), len(want), sum(g == w for g, w in zip(got, want))))
 
 
-parts = (sys.argv[6] if len(sys.argv) > 6 else 'hits,func,reverse,goto').split(',')
+parts = (sys.argv[6] if len(sys.argv) > 6 else 'hits,func,insn,reverse,goto').split(',')
 
 # 1. source breakpoints
 if 'hits' in parts:
@@ -118,8 +120,9 @@ if 'hits' in parts:
 
 # 2. function breakpoints
 func = sys.argv[5]
-if 'func' in parts:
-    want = gdb_hits([func])
+def func_stop():
+    """A session stopped at the first hit of a function breakpoint on
+    func, and the address there."""
     c, tid = launch([], True)
     c.wait_event('stopped')
     r = c.request('setFunctionBreakpoints', breakpoints=[{'name': func}])
@@ -131,10 +134,19 @@ if 'func' in parts:
     addr = c.request('stackTrace', threadId=tid)['body']['stackFrames'][0][
         'instructionPointerReference']
     c.events.insert(0, {'type': 'event', 'event': 'stopped', 'body': ev})
+    return c, tid, addr
+
+
+if 'func' in parts:
+    want = gdb_hits([func])
+    c, tid, addr = func_stop()
     compare_hits(c, tid, 'function breakpoint', want, 'function breakpoint ' + func)
 
+if 'insn' in parts:
     # 3. an instruction breakpoint at the function's first instruction,
     # as gdb's `break *ADDR` (and, with hitCondition %2, every second hit)
+    c, tid, addr = func_stop()
+    c.close()
     want = gdb_hits(['*' + addr])
     for cond, exp in ((None, want), ('%2', want[1::2])):
         c, tid = launch([], True)
