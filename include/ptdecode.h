@@ -851,10 +851,18 @@ PTD_API int ptd_line_range(struct ptd_session *s, int pid, uint64_t addr,
  * line, the lowest one per lexical block, a function's opening line past
  * its frame-pointer prologue; up to max in addrs, *n how many in all.
  * Without code on that line, the next line that has some; *found_line is
- * the line used (0: none).  Returns 0 or a negative error. */
+ * the line of the lowest address (the line after a skipped prologue; 0:
+ * none).  Returns 0 or a negative error. */
 PTD_API int ptd_line_addrs(struct ptd_session *s, int pid, const char *file,
 			   unsigned int line, uint64_t *addrs, size_t max,
 			   size_t *n, unsigned int *found_line);
+
+/* The addresses where a breakpoint on function name stops in pid's
+ * images: each function of that name in the DWARF, at its entry or past
+ * its frame-pointer prologue; up to max in addrs, *n how many in all (0:
+ * none has DWARF).  Returns 0 or a negative error. */
+PTD_API int ptd_func_addrs(struct ptd_session *s, int pid, const char *name,
+			   uint64_t *addrs, size_t max, size_t *n);
 
 #ifdef __cplusplus
 }

@@ -90,20 +90,22 @@ int ptd_line_addrs(struct ptd_session *s, int pid, const char *file,
 		for (i = 0; imgstore_version_at(s->in->st, i, &hit) == 0; i++) {
 			const char *debug;
 			uint64_t bias;
-			unsigned int got;
+			unsigned int got, shown;
 			size_t m;
 
 			if (hit.pid != pid || !hit.elf_path ||
 			    symbols_elf_of(s, &hit, &debug, &bias) ||
 			    seen_before(s, i, &hit, bias) ||
 			    linetab_addrs(symbols_linetab(s), hit.elf_path, debug,
-					  file, want, buf, 64, &m, &got))
+					  file, want, buf, 64, &m, &got, &shown))
 				continue;
 			if (got != want) {
 				if (got && (!best || got < best))
 					best = got;
 				continue;
 			}
+			if (m && !*found_line)
+				*found_line = shown;
 			for (k = 0; k < m && k < 64; k++) {
 				uint64_t a = buf[k] + bias;
 				size_t j;
@@ -117,8 +119,46 @@ int ptd_line_addrs(struct ptd_session *s, int pid, const char *file,
 				total++;
 			}
 		}
-		if (total)
-			*found_line = want;
+	}
+	*n = total;
+	return 0;
+}
+
+int ptd_func_addrs(struct ptd_session *s, int pid, const char *name,
+		   uint64_t *addrs, size_t max, size_t *n)
+{
+	struct imgstore_hit hit;
+	uint64_t buf[16];
+	size_t i, k, total = 0;
+
+	if (!s || !name || !n || (max && !addrs))
+		return PTD_ERR_INVAL;
+	*n = 0;
+	if (!s->in)
+		return 0;
+	for (i = 0; imgstore_version_at(s->in->st, i, &hit) == 0; i++) {
+		const char *debug;
+		uint64_t bias;
+		size_t m;
+
+		if (hit.pid != pid || !hit.elf_path ||
+		    symbols_elf_of(s, &hit, &debug, &bias) ||
+		    seen_before(s, i, &hit, bias) ||
+		    linetab_func_addrs(symbols_linetab(s), hit.elf_path, debug,
+				       name, buf, 16, &m))
+			continue;
+		for (k = 0; k < m && k < 16; k++) {
+			uint64_t a = buf[k] + bias;
+			size_t j;
+
+			for (j = 0; j < total && j < max && addrs[j] != a; j++)
+				;
+			if (j < total && j < max)
+				continue;
+			if (total < max)
+				addrs[total] = a;
+			total++;
+		}
 	}
 	*n = total;
 	return 0;

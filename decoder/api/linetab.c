@@ -550,7 +550,8 @@ static int units_of(struct lt_file *f, const char *file)
 /* Collects is_stmt entries of file:line (exact), and the nearest
  * following line with an is_stmt entry in *best. */
 static int collect(struct lt_file *f, const char *file, unsigned int line,
-		   uint64_t *addrs, size_t max, size_t *n, unsigned int *best)
+		   uint64_t *addrs, size_t max, size_t *n, unsigned int *best,
+		   uint64_t *lo_addr, unsigned int *lo_line)
 {
 	size_t m;
 	int rc = units_of(f, file);
@@ -591,6 +592,16 @@ static int collect(struct lt_file *f, const char *file, unsigned int line,
 			func_range(&cudie, a, &fs, &fe, NULL);
 			if (fs && a == fs)
 				a = body_of(f, fs, fe);
+			/* the line of the lowest address: where a prologue
+			 * skip moved it, that of the place it moved to */
+			if (!*lo_line || a < *lo_addr) {
+				struct linetab_sal sal;
+
+				*lo_addr = a;
+				*lo_line = line;
+				if (a != e->addr && find_in(f, a, &sal, NULL, NULL) == 0)
+					*lo_line = sal.line;
+			}
 			for (j = first; j < *n && j < max && addrs[j] != a; j++)
 				;
 			if (j < *n && j < max)
@@ -605,32 +616,102 @@ static int collect(struct lt_file *f, const char *file, unsigned int line,
 
 int linetab_addrs(struct linetab *lt, const char *path, const char *debug,
 		  const char *file, unsigned int line, uint64_t *addrs,
-		  size_t max, size_t *n, unsigned int *found_line)
+		  size_t max, size_t *n, unsigned int *found_line,
+		  unsigned int *shown_line)
 {
 	struct lt_file *f;
 	unsigned int best = 0;
 
-	if (!lt || !path || !file || !n || !found_line || (max && !addrs))
+	if (!lt || !path || !file || !n || !found_line || !shown_line ||
+	    (max && !addrs))
 		return PTD_ERR_INVAL;
 	*n = 0;
-	*found_line = 0;
+	*found_line = *shown_line = 0;
 	if (!(f = get_file(lt, path, debug)))
 		return PTD_ERR_IO;
 	if (!f->dw)
 		return PTD_ERR_NO_IMAGE;
-	collect(f, file, line, addrs, max, n, &best);
-	if (*n) {
-		*found_line = line;
-		return 0;
+	uint64_t lo = 0;
+	unsigned int lo_line = 0;
+
+	*found_line = line;
+	collect(f, file, line, addrs, max, n, &best, &lo, &lo_line);
+	if (!*n && best) {
+		*found_line = best;
+		collect(f, file, best, addrs, max, n, &best, &lo, &lo_line);
 	}
-	if (!best)
-		return 0;
-	collect(f, file, best, addrs, max, n, &best);
-	*found_line = *n ? best : 0;
+	if (!*n)
+		*found_line = 0;
+	*shown_line = *n ? lo_line : 0;
+	return 0;
+}
+
+struct func_find {
+	struct lt_file *f;
+	const char *name;
+	uint64_t *addrs;
+	size_t max, n;
+};
+
+static int func_cb(Dwarf_Die *die, void *arg)
+{
+	struct func_find *ff = arg;
+	const char *nm = dwarf_diename(die);
+	Dwarf_Addr lo, hi;
+	uint64_t a;
+	size_t k;
+
+	if (!nm || strcmp(nm, ff->name) || dwarf_lowpc(die, &lo) != 0 ||
+	    dwarf_highpc(die, &hi) != 0)
+		return DWARF_CB_OK;
+	a = body_of(ff->f, lo, hi);
+	for (k = 0; k < ff->n && k < ff->max && ff->addrs[k] != a; k++)
+		;
+	if (k < ff->n && k < ff->max)
+		return DWARF_CB_OK;
+	if (ff->n < ff->max)
+		ff->addrs[ff->n] = a;
+	ff->n++;
+	return DWARF_CB_OK;
+}
+
+int linetab_func_addrs(struct linetab *lt, const char *path,
+		       const char *debug, const char *name, uint64_t *addrs,
+		       size_t max, size_t *n)
+{
+	struct func_find ff = { .name = name, .addrs = addrs, .max = max };
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+
+	if (!lt || !path || !name || !n || (max && !addrs))
+		return PTD_ERR_INVAL;
+	*n = 0;
+	if (!(ff.f = get_file(lt, path, debug)))
+		return PTD_ERR_IO;
+	if (!ff.f->dw)
+		return PTD_ERR_NO_IMAGE;
+	while (dwarf_nextcu(ff.f->dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Die cudie;
+
+		if (dwarf_offdie(ff.f->dw, off + hsize, &cudie))
+			dwarf_getfuncs(&cudie, func_cb, &ff, 0);
+		off = next;
+	}
+	*n = ff.n;
 	return 0;
 }
 
 #else /* !PTD_HAVE_LIBDW */
+
+int linetab_func_addrs(struct linetab *lt, const char *path,
+		       const char *debug, const char *name, uint64_t *addrs,
+		       size_t max, size_t *n)
+{
+	(void)lt, (void)path, (void)debug, (void)name, (void)addrs, (void)max;
+	*n = 0;
+	return PTD_ERR_UNSUPPORTED;
+}
+
 
 struct linetab {
 	int unused;
@@ -656,12 +737,13 @@ int linetab_find(struct linetab *lt, const char *path, const char *debug,
 
 int linetab_addrs(struct linetab *lt, const char *path, const char *debug,
 		  const char *file, unsigned int line, uint64_t *addrs,
-		  size_t max, size_t *n, unsigned int *found_line)
+		  size_t max, size_t *n, unsigned int *found_line,
+		  unsigned int *shown_line)
 {
 	(void)lt, (void)path, (void)debug, (void)file, (void)line;
 	(void)addrs, (void)max;
 	*n = 0;
-	*found_line = 0;
+	*found_line = *shown_line = 0;
 	return PTD_ERR_UNSUPPORTED;
 }
 

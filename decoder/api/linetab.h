@@ -44,9 +44,19 @@ int linetab_find(struct linetab *lt, const char *path, const char *debug,
 /* The breakpoint addresses of file:line (file: a path or its last
  * components) in that ELF file: up to max in addrs, *n how many in all.
  * When no entry has that line, the nearest following line with code in
- * the same file is taken; *found_line is the line used (0: none). */
+ * the same file is taken; *found_line is the line used (0: none),
+ * *shown_line the line of the lowest address (another one where a
+ * prologue skip moved it). */
 int linetab_addrs(struct linetab *lt, const char *path, const char *debug,
 		  const char *file, unsigned int line, uint64_t *addrs,
-		  size_t max, size_t *n, unsigned int *found_line);
+		  size_t max, size_t *n, unsigned int *found_line,
+		  unsigned int *shown_line);
+
+/* Where a breakpoint on function name stops in that ELF file: the entry
+ * of each subprogram of that name in the DWARF, past a frame-pointer
+ * prologue; up to max in addrs, *n how many in all. */
+int linetab_func_addrs(struct linetab *lt, const char *path,
+		       const char *debug, const char *name, uint64_t *addrs,
+		       size_t max, size_t *n);
 
 #endif

@@ -345,8 +345,10 @@ static json_object *bp_json(const struct bp *b, int verified, const char *msg)
 	return o;
 }
 
-/* A source breakpoint's addresses in the traced processes' images, as gdb
- * places them (ptd_line_addrs); 0 when it has some. */
+/* A source or function breakpoint's addresses in the traced processes'
+ * images, as gdb places them (ptd_line_addrs, ptd_func_addrs); 0 when it
+ * has some (a function without DWARF has none: it is found by its
+ * symbol). */
 static int resolve_src(struct dap *d, struct bp *b)
 {
 	size_t k, j;
@@ -356,7 +358,7 @@ static int resolve_src(struct dap *d, struct bp *b)
 	if (b->resolved || !d->s)
 		return b->naddrs ? 0 : -1;
 	b->resolved = 1;
-	unmap_path(d, b->path, file, sizeof(file));
+	unmap_path(d, b->path ? b->path : "", file, sizeof(file));
 	for (k = 0; k < ptd_index_thread_count(d->ix); k++) {
 		struct ptd_index_thread it;
 		unsigned int at = 0;
@@ -371,14 +373,18 @@ static int resolve_src(struct dap *d, struct bp *b)
 			if (o.pid == it.pid)
 				break;
 		}
-		if (j < k || ptd_line_addrs(d->s, it.pid, file, b->line, NULL, 0,
-					    &n, &at) || !n)
+		if (j < k || (b->name ? ptd_func_addrs(d->s, it.pid, b->name,
+							 NULL, 0, &n) :
+			       ptd_line_addrs(d->s, it.pid, file, b->line, NULL,
+					      0, &n, &at)) || !n)
 			continue;
 		a = realloc(b->addrs, (b->naddrs + n) * sizeof(*a));
 		if (!a)
 			break;
 		b->addrs = a;
-		if (ptd_line_addrs(d->s, it.pid, file, b->line,
+		if (b->name ? ptd_func_addrs(d->s, it.pid, b->name,
+					     b->addrs + b->naddrs, n, &n) :
+		    ptd_line_addrs(d->s, it.pid, file, b->line,
 				   b->addrs + b->naddrs, n, &n, &at))
 			continue;
 		b->naddrs += n;
@@ -458,6 +464,8 @@ static void set_bps(struct dap *d, json_object *req, struct bpset *set,
 		}
 		set->b = p;
 		set->b[set->n++] = b;
+		if (kind == 1 && d->s)
+			resolve_src(d, &set->b[set->n - 1]);
 		if (kind == 0 && d->s) {
 			struct bp *nb = &set->b[set->n - 1];
 			char msg[600];
@@ -492,8 +500,8 @@ static const struct bp *check_bps(struct dap *d, size_t th, int line_changed)
 	for (k = 0; k < d->ins.n; k++)
 		if (d->ins.b[k].addr == p.ev.ip && bp_hit(&d->ins.b[k]) && !stop)
 			stop = &d->ins.b[k];
-	for (k = 0; k < d->src.n; k++) {
-		struct bp *b = &d->src.b[k];
+	for (k = 0; k < d->src.n + d->fn.n; k++) {
+		struct bp *b = k < d->src.n ? &d->src.b[k] : &d->fn.b[k - d->src.n];
 		size_t j;
 
 		for (j = 0; j < b->naddrs; j++)
@@ -508,7 +516,8 @@ static const struct bp *check_bps(struct dap *d, size_t th, int line_changed)
 		return stop;
 	if ((fr.flags & PTD_FRAME_HAS_SYMBOL) && fr.function_off == 0)
 		for (k = 0; k < d->fn.n; k++)
-			if (!strcmp(d->fn.b[k].name, fr.function) &&
+			if (!d->fn.b[k].naddrs &&
+			    !strcmp(d->fn.b[k].name, fr.function) &&
 			    bp_hit(&d->fn.b[k]) && !stop)
 				stop = &d->fn.b[k];
 	return stop;
@@ -561,9 +570,16 @@ static void run_to_bp(struct dap *d, size_t th, int backward)
 	size_t k, j, n = d->ins.n;
 	int rc;
 
+	int by_symbol = 0;
+
 	for (k = 0; k < d->src.n; k++) {
 		resolve_src(d, &d->src.b[k]);
 		n += d->src.b[k].naddrs;
+	}
+	for (k = 0; k < d->fn.n; k++) {
+		resolve_src(d, &d->fn.b[k]);
+		n += d->fn.b[k].naddrs;
+		by_symbol |= !d->fn.b[k].naddrs;
 	}
 	if (n && (r = calloc(n, sizeof(*r)))) {
 		n = 0;
@@ -571,16 +587,20 @@ static void run_to_bp(struct dap *d, size_t th, int backward)
 			r[n].start = d->ins.b[k].addr;
 			r[n++].end = d->ins.b[k].addr + 1;
 		}
-		for (k = 0; k < d->src.n; k++)
-			for (j = 0; j < d->src.b[k].naddrs; j++) {
-				r[n].start = d->src.b[k].addrs[j];
-				r[n++].end = d->src.b[k].addrs[j] + 1;
+		for (k = 0; k < d->src.n + d->fn.n; k++) {
+			const struct bp *b = k < d->src.n ? &d->src.b[k] :
+					     &d->fn.b[k - d->src.n];
+
+			for (j = 0; j < b->naddrs; j++) {
+				r[n].start = b->addrs[j];
+				r[n++].end = b->addrs[j] + 1;
 			}
+		}
 		f.ranges = r;
 		f.nranges = n;
 		f.what |= PTD_FIND_ADDR;
 	}
-	if (d->fn.n)
+	if (by_symbol)
 		f.what |= PTD_FIND_LINE_CHANGE;
 	/* no breakpoints: an empty address set still stops at errors */
 	f.what |= PTD_FIND_ADDR;

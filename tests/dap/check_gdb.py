@@ -38,7 +38,7 @@ from gdbtool import dap_bt  # noqa: E402
 
 ptdecode, capture, source, bp_lines = sys.argv[1:5]
 bp_lines = [int(x) for x in bp_lines.split(',')]
-gdbtool.need_gdb()
+gdbtool.need_gdb(capture)
 
 
 def gdb(script):

@@ -16,7 +16,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gdbtool  # noqa: E402
 
 ptdecode, capture, path = sys.argv[1:4]
-gdbtool.need_gdb()
+gdbtool.need_gdb(capture)
 name = os.path.basename(path)
 
 

@@ -27,7 +27,7 @@ import gdbtool  # noqa: E402
 
 ptdecode, capture = sys.argv[1:3]
 seed, n, mix = int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
-gdbtool.need_gdb()
+gdbtool.need_gdb(capture)
 fails = 0
 
 

@@ -14,9 +14,12 @@ from dapclient import Client
 TMP = tempfile.mkdtemp()
 
 
-def need_gdb():
+def need_gdb(capture=None):
     if not shutil.which('gdb'):
         print('SKIP: gdb is not installed')
+        sys.exit(77)
+    if capture and not os.path.exists(capture):
+        print('SKIP: no capture %s (its recording was skipped)' % capture)
         sys.exit(77)
 
 
