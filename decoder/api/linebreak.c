@@ -46,6 +46,26 @@ int ptd_line_range(struct ptd_session *s, int pid, uint64_t addr,
 	return 0;
 }
 
+/* Adds buf[0..m) + bias to addrs (up to max; *total counts all) unless
+ * there already. */
+static void add_addrs(uint64_t *addrs, size_t max, size_t *total,
+		      const uint64_t *buf, size_t m, uint64_t bias)
+{
+	size_t k, j;
+
+	for (k = 0; k < m; k++) {
+		uint64_t a = buf[k] + bias;
+
+		for (j = 0; j < *total && j < max && addrs[j] != a; j++)
+			;
+		if (j < *total && j < max)
+			continue;
+		if (*total < max)
+			addrs[*total] = a;
+		(*total)++;
+	}
+}
+
 /* 1 when an earlier version than the i-th maps the same ELF file with
  * the same bias (its addresses are all found there). */
 static int seen_before(struct ptd_session *s, size_t i,
@@ -73,7 +93,7 @@ int ptd_line_addrs(struct ptd_session *s, int pid, const char *file,
 	struct imgstore_hit hit;
 	unsigned int best = 0;
 	uint64_t buf[64];
-	size_t i, k, total = 0;
+	size_t i, total = 0;
 
 	if (!s || !file || !n || !found_line || (max && !addrs))
 		return PTD_ERR_INVAL;
@@ -106,18 +126,7 @@ int ptd_line_addrs(struct ptd_session *s, int pid, const char *file,
 			}
 			if (m && !*found_line)
 				*found_line = shown;
-			for (k = 0; k < m && k < 64; k++) {
-				uint64_t a = buf[k] + bias;
-				size_t j;
-
-				for (j = 0; j < total && j < max && addrs[j] != a; j++)
-					;
-				if (j < total && j < max)
-					continue;
-				if (total < max)
-					addrs[total] = a;
-				total++;
-			}
+			add_addrs(addrs, max, &total, buf, m < 64 ? m : 64, bias);
 		}
 	}
 	*n = total;
@@ -129,7 +138,7 @@ int ptd_func_addrs(struct ptd_session *s, int pid, const char *name,
 {
 	struct imgstore_hit hit;
 	uint64_t buf[16];
-	size_t i, k, total = 0;
+	size_t i, total = 0;
 
 	if (!s || !name || !n || (max && !addrs))
 		return PTD_ERR_INVAL;
@@ -147,18 +156,7 @@ int ptd_func_addrs(struct ptd_session *s, int pid, const char *name,
 		    linetab_func_addrs(symbols_linetab(s), hit.elf_path, debug,
 				       name, buf, 16, &m))
 			continue;
-		for (k = 0; k < m && k < 16; k++) {
-			uint64_t a = buf[k] + bias;
-			size_t j;
-
-			for (j = 0; j < total && j < max && addrs[j] != a; j++)
-				;
-			if (j < total && j < max)
-				continue;
-			if (total < max)
-				addrs[total] = a;
-			total++;
-		}
+		add_addrs(addrs, max, &total, buf, m < 16 ? m : 16, bias);
 	}
 	*n = total;
 	return 0;
