@@ -129,6 +129,24 @@ int fastpt_reader_decode(struct fastpt_reader *r, size_t ord)
 	r->seg = &r->win[si - lo];
 	take_arrays(r->seg, &r->out);
 	seg_reset_output(r->seg);
+	/* room for the segment's records up front, as the pool gives its
+	 * workers: a memo replay asks for all of a run's at once */
+	{
+		size_t want = 1024;
+
+		while (want < (size_t)(s->end - s->start) * 3 + 64)
+			want *= 2;
+		if (r->seg->rcap < want) {
+			struct ptd_block *p = realloc(r->seg->recs, want * sizeof(*p));
+
+			if (!p) {
+				take_arrays(&r->out, r->seg);
+				return PTD_ERR_NOMEM;
+			}
+			r->seg->recs = p;
+			r->seg->rcap = want;
+		}
+	}
 	/* the last decode's records point into the cache: emptied only
 	 * now, between decodes */
 	if (r->w.cache.bytes > (r->fb->cache_max / 4 < READER_CACHE_MAX ?
