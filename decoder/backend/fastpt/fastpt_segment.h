@@ -68,6 +68,9 @@ struct fqueue {
 	 * first FQ_TAIL_MAX): libipt, run up to there, gives them again */
 	uint16_t tail[FQ_TAIL_MAX];
 	unsigned ntail, tail_skipped;
+	/* the thread the events handed out last named (libipt's, which
+	 * reports a switch only when it changes) */
+	int32_t ev_pid, ev_tid;
 };
 
 /* Room for one more record.  Returns 0 or -1 (memory). */
