@@ -256,18 +256,27 @@ static inline int clock_free(const struct walk *k)
 	       (!k->fb->sb || k->fq->q.cpu < 0 || k->next_switch == UINT64_MAX);
 }
 
+/* What a clock run (clock_run) saw, over one or more segments. */
+struct clock_seen {
+	int cyc;                  /* a CYC */
+	int own;                  /* an MTC after a CYC: the calibration is
+				   * the run's own from there */
+	int mtc;                  /* an MTC or a TMA */
+	int hdr_tsc;              /* a TSC in PSB+ */
+	int cal;                  /* a TSC in PSB+ calibrated from the
+				   * cycles since an earlier one of the run */
+};
+
 /* Runs a clock over the timing packets of a segment's first len bytes
- * (from its PSB).  Returns 1 when the calibration it leaves does not
- * depend on what came before the segment (an MTC after a CYC in it:
- * then the cycles and CTC calibration starts from are the segment's),
- * 0 when it may, -1 on a packet the walk leaves to libipt. */
+ * (from its PSB), noting in *seen what it met.  Returns 0, or -1 on a
+ * packet the walk leaves to libipt. */
 static int clock_run(const struct walk *k, struct ftime *t, const uint8_t *data,
-		     uint64_t len)
+		     uint64_t len, struct clock_seen *seen)
 {
 	struct pt_packet_decoder *d;
 	struct pt_config cfg;
 	struct pt_packet p;
-	int header = 0, cyc = 0, own = 0, rc = 0;
+	int header = 0, rc = 0;
 
 	intelpt_config(&k->fb->p, &cfg, data, data + len);
 	d = pt_pkt_alloc_decoder(&cfg);
@@ -285,20 +294,26 @@ static int clock_run(const struct walk *k, struct ftime *t, const uint8_t *data,
 			header = 0;
 			break;
 		case ppt_tsc:
+			if (header && seen->hdr_tsc && t->cal_tsc && t->cyc_tsc &&
+			    !t->cal_have_mtc)
+				seen->cal = 1;
+			seen->hdr_tsc |= header;
 			rc = ftime_tsc(t, &k->tcfg, p.payload.tsc.tsc, header);
 			break;
 		case ppt_cbr:
 			rc = ftime_cbr(t, &k->tcfg, p.payload.cbr.ratio, header);
 			break;
 		case ppt_tma:
+			seen->mtc = 1;
 			rc = ftime_tma(t, &k->tcfg, p.payload.tma.ctc, p.payload.tma.fc);
 			break;
 		case ppt_mtc:
-			own |= cyc;
+			seen->mtc = 1;
+			seen->own |= seen->cyc;
 			rc = ftime_mtc(t, &k->tcfg, p.payload.mtc.ctc);
 			break;
 		case ppt_cyc:
-			cyc = 1;
+			seen->cyc = 1;
 			rc = ftime_cyc(t, &k->tcfg, p.payload.cyc.value);
 			break;
 		case ppt_ovf:
@@ -309,7 +324,7 @@ static int clock_run(const struct walk *k, struct ftime *t, const uint8_t *data,
 		}
 	}
 	pt_pkt_free_decoder(d);
-	return rc < 0 ? -1 : own;
+	return rc < 0 ? -1 : 0;
 }
 
 /* The clock at the end of the segment this thread walked last, when it
@@ -337,6 +352,7 @@ static int clock_end_is(const struct segment *s)
 static int clock_carry(struct walk *k, uint64_t off)
 {
 	size_t si = (size_t)(k->seg - k->fq->segs);
+	struct clock_seen seen = { 0 };
 	const struct segment *prev;
 	struct ftime t;
 
@@ -348,12 +364,20 @@ static int clock_carry(struct walk *k, uint64_t off)
 	prev = &k->fq->segs[si - 1];
 	if (clock_end_is(prev)) {
 		t = clock_end.tm;
+		seen.own = 1;
 	} else {
 		ftime_init(&t);
-		if (clock_run(k, &t, prev->data, prev->end - prev->start) != 1)
+		if (clock_run(k, &t, prev->data, prev->end - prev->start, &seen) < 0)
+			return -1;
+		/* without MTC the TSC of this segment's PSB+ calibrates from
+		 * the cycles since the previous PSB+ (the walk leaves any MTC
+		 * of such a queue to libipt) */
+		if (!seen.own && !k->fq->no_mtc)
 			return -1;
 	}
-	if (clock_run(k, &t, k->seg->data, off) < 0)
+	if (clock_run(k, &t, k->seg->data, off, &seen) < 0)
+		return -1;
+	if (!seen.own && (seen.mtc || !seen.cal))
 		return -1;
 	k->tm = t;
 	k->clock_known = 1;
@@ -372,9 +396,13 @@ static int timing_packet(struct walk *k, const struct pt_packet *p, int header)
 		set_time(k, p->payload.tsc.tsc);
 		break;
 	case ppt_tma:
+		if (k->fq->no_mtc)
+			return WALK_FAIL;  /* not what clock_carry assumed */
 		rc = ftime_tma(&k->tm, &k->tcfg, p->payload.tma.ctc, p->payload.tma.fc);
 		break;
 	case ppt_mtc:
+		if (k->fq->no_mtc)
+			return WALK_FAIL;
 		k->clock_own |= k->cyc_seen;
 		rc = ftime_mtc(&k->tm, &k->tcfg, p->payload.mtc.ctc);
 		break;
