@@ -242,18 +242,26 @@ static __attribute__((noinline)) void time_taken(struct walk *k, int valid, uint
 	update_context(k);
 }
 
-static inline void take_time(struct walk *k)
-{
-	if (k->tm.tsc != k->last_tsc || k->tm.have_tsc != k->last_valid)
-		time_taken(k, k->tm.have_tsc, k->tm.tsc);
-}
-
 /* Whether only events need the flow's time (count-only, no thread switch
  * ahead on this CPU): then timed runs may be stored and replayed. */
 static inline int clock_free(const struct walk *k)
 {
 	return k->count_only &&
 	       (!k->fb->sb || k->fq->q.cpu < 0 || k->next_switch == UINT64_MAX);
+}
+
+static inline void take_time(struct walk *k)
+{
+	if (k->tm.tsc == k->last_tsc && k->tm.have_tsc == k->last_valid)
+		return;
+	if (clock_free(k)) {
+		/* nothing to follow: events convert it when they need it */
+		k->last_tsc = k->tm.tsc;
+		k->last_valid = k->tm.have_tsc;
+		k->now_stale = 1;
+		return;
+	}
+	time_taken(k, k->tm.have_tsc, k->tm.tsc);
 }
 
 /* What a clock run (clock_run) saw, over one or more segments. */
@@ -538,10 +546,26 @@ static __attribute__((noinline)) int fetch_packet(struct walk *k)
 		case ppt_pad:
 		case ppt_mnt:
 			continue;
+		case ppt_cyc:
+			/* most packets of a cycle-accurate trace: the common
+			 * case here, timing_packet for the rest (the first
+			 * CYC of the segment, SKD007) */
+			if (__builtin_expect(k->clock_carried &&
+					     (k->peek.size != 2 ||
+					      (k->peek.payload.cyc.value & ~0x1full) != 0x20), 1)) {
+				k->cyc_seen = 1;
+				if (ftime_cyc(&k->tm, &k->tcfg, k->peek.payload.cyc.value) < 0)
+					return WALK_FAIL;
+				if (clock_free(k))
+					k->rec_timed = 1;
+				else
+					k->rec = 0;
+				continue;
+			}
+			/* fall through */
 		case ppt_tsc:
 		case ppt_tma:
 		case ppt_mtc:
-		case ppt_cyc:
 		case ppt_cbr:
 			if (timing_packet(k, &k->peek, 0))
 				return WALK_FAIL;
