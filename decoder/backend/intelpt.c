@@ -649,6 +649,11 @@ static int error_event(struct ipt_backend *b, int pterr, uint64_t ip)
 int intelpt_convert_event(const struct intelpt_params *p,
 			  const struct pt_event *pe, struct ptd_event *ev)
 {
+	/* libipt 2.1 reports the tracing state at each PSB+ as an enabled or
+	 * disabled status update: the state, not a transition of the flow */
+	if ((pe->type == ptev_enabled || pe->type == ptev_disabled) &&
+	    pe->status_update)
+		return -1;
 	switch (pe->type) {
 	case ptev_enabled:
 		ev->kind = PTD_EV_ENABLED;
