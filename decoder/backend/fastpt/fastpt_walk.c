@@ -284,7 +284,8 @@ static int clock_run(const struct walk *k, struct ftime *t, const uint8_t *data,
 	struct pt_packet_decoder *d;
 	struct pt_config cfg;
 	struct pt_packet p;
-	int header = 0, rc = 0;
+	uint64_t off = 0;
+	int header = 0, rc = 0, stale = 0;
 
 	intelpt_config(&k->fb->p, &cfg, data, data + len);
 	d = pt_pkt_alloc_decoder(&cfg);
@@ -292,7 +293,22 @@ static int clock_run(const struct walk *k, struct ftime *t, const uint8_t *data,
 		pt_pkt_free_decoder(d);
 		return -1;
 	}
-	while (rc >= 0 && pt_pkt_next(d, &p, sizeof(p)) >= 0) {
+	while (rc >= 0 && off < len) {
+		/* the common packets from their bytes, as the walk reads
+		 * them; libipt's decoder for the others */
+		int n = fastpt_pkt_read(data + off, len - off, &p);
+
+		if (n) {
+			off += (uint64_t)n;
+			stale = 1;
+		} else {
+			if (stale && pt_pkt_sync_set(d, off) < 0)
+				break;
+			stale = 0;
+			if (pt_pkt_next(d, &p, sizeof(p)) < 0)
+				break;
+			off += p.size;
+		}
 		switch (p.type) {
 		case ppt_psb:
 			header = 1;
