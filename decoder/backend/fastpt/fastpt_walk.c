@@ -1225,16 +1225,38 @@ static int memo_replay(struct walk *k, struct fblock **nb)
 	return 1;
 }
 
+/* The memo's hit rate is judged over MEMO_WINDOW run boundaries; below
+ * 1/16 it is left off for the next MEMO_REST. */
+#define MEMO_WINDOW 4096
+#define MEMO_REST (16 * MEMO_WINDOW)
+
 /* Between packets with the next block *nb known, after an indirect jump
  * or anything that stopped the recording: a run boundary.  Ends the run
  * being recorded; returns 1 when a stored run was replayed from here,
  * else 0 with a new recording started. */
 static inline int run_boundary(struct walk *k, struct fblock **nb)
 {
+	struct worker *w = k->w;
+
+	if (__builtin_expect(w->memo_off > 0, 0)) {
+		w->memo_off--;
+		k->rec = 0;
+		return 0;
+	}
 	if (k->rec)
 		memo_store(k, *nb);
-	if (!k->ctx_dirty && memo_replay(k, nb))
+	if (!k->ctx_dirty && memo_replay(k, nb)) {
+		w->memo_found++;
+		w->memo_tries++;
 		return 1;
+	}
+	/* runs that rarely repeat (cycle counts in the bytes, returns to
+	 * many places): lookups and stores only cost, for a while */
+	if (++w->memo_tries == MEMO_WINDOW) {
+		if (w->memo_found < MEMO_WINDOW / 16)
+			w->memo_off = MEMO_REST;
+		w->memo_tries = w->memo_found = 0;
+	}
 	memo_begin(k, *nb);
 	return 0;
 }
