@@ -710,9 +710,11 @@ static void flow_step(struct view *v, const struct ptd_event *ev)
 		 * reports it too */
 		return;
 	case PTD_EV_PAGING:
-		/* libipt reports the PIP of each PSB+ as a status update (in
-		 * a guest every PSB+ has one), which may fall between a branch
-		 * and its target: the flow goes on */
+	case PTD_EV_TSX:
+		/* libipt reports the PIP and the transaction state of each
+		 * PSB+ as status updates (in a guest every PSB+ has a PIP),
+		 * which may fall between a branch and its target: the flow
+		 * goes on */
 		if (ev->flags & PTD_EVF_STATUS)
 			return;
 		break;
@@ -721,13 +723,6 @@ static void flow_step(struct view *v, const struct ptd_event *ev)
 		/* libipt reports the mode of each PSB+, which may fall between
 		 * a branch and its target: the flow goes on */
 		return;
-	case PTD_EV_PAGING:
-	case PTD_EV_TSX:
-		/* so are the CR3 and transaction state of each PSB+ (status
-		 * updates): nothing happened to the flow */
-		if (ev->flags & PTD_EVF_STATUS)
-			return;
-		break;
 	case PTD_EV_ERROR:
 	case PTD_EV_GAP:
 	case PTD_EV_LOST:
