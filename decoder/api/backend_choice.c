@@ -417,7 +417,8 @@ static int open_cs_etm(const struct ptd_open_opts *o, struct input *in,
 	}
 	for (size_t i = 0; i < in->nqueues; k += cq[i].nchunks, i++)
 		cs_queue_of(in, i, &chunks[k], &cq[i]);
-	rc = coresight_open_perf(&info, cq, in->nqueues, in->st, o->threads,
+	rc = coresight_open_perf(&info, cq, in->nqueues, in->st, o->threads |
+				 (o->decoder == PTD_DECODER_FAST ? 0 : CORESIGHT_OPENCSD),
 				 out, err, errlen);
 	free(cq);
 	free(chunks);
@@ -432,7 +433,9 @@ static int open_cs_etm(const struct ptd_open_opts *o, struct input *in,
 static int open_snapshot(const struct ptd_open_opts *o, struct input *in,
 			 struct backend **out, char *err, size_t errlen)
 {
-	int rc = snapshot_open(in->path, in->st, o->threads, out, err, errlen);
+	int rc = snapshot_open(in->path, in->st, o->threads |
+			       (o->decoder == PTD_DECODER_FAST ? 0 : CORESIGHT_OPENCSD),
+			       out, err, errlen);
 
 	if (!rc)
 		warn_coresight(in, *out);

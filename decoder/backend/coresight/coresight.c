@@ -51,6 +51,9 @@ int coresight_queue_info(const struct backend *b, size_t i, int *cpu,
 { return PTD_ERR_INVAL; }
 size_t coresight_warning_count(const struct backend *b) { return 0; }
 const char *coresight_warning(const struct backend *b, size_t i) { return NULL; }
+void coresight_fast_units(const struct backend *b, uint64_t *fast,
+			  uint64_t *fallback)
+{ *fast = *fallback = 0; }
 
 #else
 
@@ -266,7 +269,17 @@ static void cs_destroy(struct backend *b)
 	free(cb->maps);
 	free(cb->q);
 	free(cb->units);
+	free(cb->blk);
 	free(cb);
+}
+
+void coresight_fast_units(const struct backend *b, uint64_t *fast,
+			  uint64_t *fallback)
+{
+	const struct cs_backend *cb = (const struct cs_backend *)b;
+
+	*fast = __atomic_load_n(&cb->units_fast, __ATOMIC_RELAXED);
+	*fallback = __atomic_load_n(&cb->units_fallback, __ATOMIC_RELAXED);
 }
 
 /* The bytes of the units before the one being consumed. */
@@ -367,6 +380,13 @@ int coresight_open(const struct coresight_desc *desc, struct imgstore *st,
 	if (!cb || copy_desc(cb, desc))
 		goto nomem;
 	cb->st = st;
+	cb->fast = !(threads & CORESIGHT_OPENCSD);
+	threads &= ~CORESIGHT_OPENCSD;
+	if (cb->fast) {
+		cb->b.next_blocks = csevent_next_blocks;
+		cb->b.block_info = csevent_block_info;
+		cb->b.block_insn = csevent_block_insn;
+	}
 	for (size_t i = 0; i < desc->nqueues; i++)
 		if (add_queue(cb, &desc->queues[i]))
 			goto nomem;
