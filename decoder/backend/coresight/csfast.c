@@ -47,6 +47,8 @@ struct csf_src {
 	int state, need_ctxt, need_addr, pending_addr;
 	uint32_t spec;
 	uint64_t addr;
+	struct csf_blk **hint;     /* where the block at addr may be */
+	uint64_t hint_gen;
 	struct csf_se *se;         /* ring: se[(tail + i) & mask], oldest first */
 	size_t tail, n, cap;
 };
@@ -60,6 +62,9 @@ struct csf_blk {
 	uint32_t ninsn;
 	uint8_t type, sub, cond, link, nacc;
 	struct csf_blk *next;
+	/* the block that followed it last, not taken / taken (checked before
+	 * use: a hint saving the hash lookup) */
+	struct csf_blk *succ[2];
 };
 
 struct csf_pkt;
@@ -73,7 +78,7 @@ struct csfast {
 	struct csf_blk *table[1u << CSF_HASH_BITS];
 	struct csf_blk **all;
 	size_t nall, allcap;
-	struct csf_blk scratch;    /* a block ending in unreadable code */
+	uint64_t gen;              /* bumped when the cache is emptied */
 	size_t chunk, pos;
 	int eot_sent;
 	/* the scan's records of a small unit, replayed by the walk */
@@ -98,6 +103,7 @@ static void cache_clear(struct csfast *f)
 	for (size_t i = 0; i < f->nall; i++)
 		free(f->all[i]);
 	f->nall = 0;
+	f->gen++;
 	memset(f->table, 0, sizeof(f->table));
 }
 
@@ -245,13 +251,10 @@ static struct csf_blk *build(struct csfast *f, const struct csf_src *s,
 			break;
 	}
 	b->end = cur;
-	/* code that could not be read is looked for again next time: the
-	 * image may have it at another time */
-	if (b->nacc) {
-		f->scratch = *b;
-		free(b);
-		return &f->scratch;
-	}
+	/* code that could not be read may be there at another time: such a
+	 * block is kept for this time only */
+	if (b->nacc)
+		b->vfrom = b->vto = d->time;
 	f->all[f->nall++] = b;
 	b->next = f->table[hash_ip(ip)];
 	f->table[hash_ip(ip)] = b;
@@ -265,7 +268,8 @@ static struct csf_blk *lookup(struct csfast *f, const struct csf_src *s,
 
 	for (struct csf_blk *b = f->table[hash_ip(ip)]; b; b = b->next)
 		if (b->ip == ip && b->pid == d->pid &&
-		    (d->time == IMGSTORE_TIME_UNKNOWN ||
+		    (b->nacc ? d->time == b->vfrom :
+		     d->time == IMGSTORE_TIME_UNKNOWN ||
 		     (d->time >= b->vfrom && d->time < b->vto)))
 			return b;
 	return build(f, s, ip);
@@ -334,10 +338,30 @@ static void ctxt_elem(struct csf_src *s, const struct csf_se *c,
 
 /* ---- the walk ----------------------------------------------------------- */
 
+/* The block at s->addr, through the hint the last block left. */
+static struct csf_blk *next_block(struct csf_src *s)
+{
+	struct csfast *f = s->f;
+	const struct cs_dec *d = f->d;
+	struct csf_blk *b = NULL;
+
+	if (s->hint && s->hint_gen == f->gen)
+		b = *s->hint;
+	if (b && b->ip == s->addr && b->pid == d->pid && !b->nacc &&
+	    (d->time == IMGSTORE_TIME_UNKNOWN ||
+	     (d->time >= b->vfrom && d->time < b->vto)))
+		return b;
+	b = lookup(f, s, s->addr);
+	if (b && s->hint && s->hint_gen == f->gen)
+		*s->hint = b;
+	return b;
+}
+
 static void atom(struct csf_src *s, int taken, uint64_t index)
 {
-	struct csf_blk *b = lookup(s->f, s, s->addr);
+	struct csf_blk *b = next_block(s);
 
+	s->hint = NULL;
 	if (!b) {
 		s->f->d->nomem = 1;
 		return;
@@ -356,6 +380,10 @@ static void atom(struct csf_src *s, int taken, uint64_t index)
 		s->addr = b->target;
 	else if (taken && b->type == OCSD_INSTR_BR_INDIRECT)
 		s->need_addr = 1;
+	if (!s->need_addr) {
+		s->hint = &b->succ[taken && b->type == OCSD_INSTR_BR];
+		s->hint_gen = s->f->gen;
+	}
 }
 
 /* Walks instruction by instruction from s->addr to ret (an exception's
@@ -420,6 +448,7 @@ static void exception(struct csf_src *s)
 	/* the scan let through only exceptions followed by their address */
 	ad = *se_at(s, 0);
 	se_pop(s);
+	s->hint = NULL;
 	if (ex.prev_same) {
 		s->addr = ad.val;
 		s->need_addr = 0;
@@ -455,6 +484,7 @@ static void commit(struct csf_src *s, uint32_t n)
 		case SE_ADDR:
 			s->addr = e->val;
 			s->need_addr = 0;
+			s->hint = NULL;
 			break;
 		case SE_CTXT:
 			if (e->updated)
@@ -754,6 +784,7 @@ static void src_reset(struct csf_src *s)
 	s->pending_addr = 0;
 	s->spec = 0;
 	s->addr = 0;
+	s->hint = NULL;
 	s->n = s->tail = 0;
 }
 

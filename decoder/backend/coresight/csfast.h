@@ -9,14 +9,17 @@
  *
  * A unit is first scanned at packet level (every chunk of it, through the
  * same deformatter): it takes the fast path only when every source of its
- * queue is ETMv4 with a configuration the walk follows (no return stack,
- * data or conditional trace, Q elements; WFI/WFE waypoints are followed)
- * and every packet of every source is one the walk follows with
- * certainty: no speculation resolution (commit, cancel, mispredict,
- * discard, overflow), no bad or unknown packets, no Thumb or A32 state, an
- * exception only after a context and followed at once by its address, no
- * address the packet guard (csguard) would act on.  Otherwise the whole
- * unit goes to OpenCSD's full decoder (csdec), from the unit's start.
+ * queue is ETMv4 (OpenCSD's C API attaches no packet callback to ETE
+ * decoders, up to 1.5.5 at least) with a configuration the walk follows
+ * (no return stack, data or conditional trace, Q elements) and every
+ * packet of every source is one the walk follows with certainty: no
+ * speculation resolution (commit, cancel, mispredict, discard, overflow),
+ * no bad or unknown packets, no Thumb or A32 state, an exception only
+ * after a context and followed at once by its address, no address the
+ * packet guard (csguard) would act on.  Otherwise the whole unit goes to
+ * OpenCSD's full decoder (csdec), from the unit's start.  The scan keeps
+ * what the walk needs of each packet for units up to 1 MiB, so that their
+ * packets are read once; bigger units are read again by the walk.
  *
  * The walk keeps OpenCSD's element stack discipline (elements resolved
  * oldest first when the speculation depth exceeds TRCIDR8.MAXSPEC, those
