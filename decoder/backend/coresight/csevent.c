@@ -160,6 +160,31 @@ static void error_event(struct cs_backend *cb, const struct cs_elem *e,
 	ev->msg = cb->msg;
 }
 
+/* "no code bytes at %#llx ...": traces of code that is not in the images
+ * hold these by the million, so without printf. */
+static void nacc_message(char *buf, uint64_t addr)
+{
+	static const char pre[] = "no code bytes at ";
+	static const char post[] = " (not in any memory image): decoding "
+				   "resumes at the next address in the trace";
+	char hex[19];
+	size_t n = 0, k = sizeof(hex);
+
+	memcpy(buf, pre, sizeof(pre) - 1);
+	n = sizeof(pre) - 1;
+	do {
+		hex[--k] = "0123456789abcdef"[addr & 0xf];
+		addr >>= 4;
+	} while (addr);
+	if (k != sizeof(hex) - 1 || hex[k] != '0') {
+		buf[n++] = '0';
+		buf[n++] = 'x';
+	}
+	memcpy(buf + n, hex + k, sizeof(hex) - k);
+	n += sizeof(hex) - k;
+	memcpy(buf + n, post, sizeof(post));
+}
+
 /* An element with no code address (ADDR_NACC, I_RANGE_NOPATH,
  * ADDR_UNKNOWN) as a PTD_EV_GAP. */
 static void gap_event(struct cs_backend *cb, const struct cs_elem *e,
@@ -169,9 +194,7 @@ static void gap_event(struct cs_backend *cb, const struct cs_elem *e,
 	switch (e->type) {
 	case OCSD_GEN_TRC_ELEM_ADDR_NACC:
 		ev->ip = e->st;
-		snprintf(cb->msg, sizeof(cb->msg), "no code bytes at %#llx (not "
-			 "in any memory image): decoding resumes at the next "
-			 "address in the trace", (unsigned long long)e->st);
+		nacc_message(cb->msg, e->st);
 		ev->msg = cb->msg;
 		break;
 	case OCSD_GEN_TRC_ELEM_I_RANGE_NOPATH:
