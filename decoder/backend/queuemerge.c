@@ -10,6 +10,7 @@ struct qm_queue {
 	struct ptd_event ev;    /* the next event, when have */
 	uint64_t key;           /* perf's queue timestamp: never goes back */
 	int have, done;
+	int newblock;           /* blocks: ev starts a block with a new key */
 };
 
 struct qm_slot {
@@ -29,6 +30,7 @@ struct qmerge {
 	int started;
 	int branch_order;
 	int stick;              /* run's events follow its branch at once */
+	int blocks;             /* queuemerge_set_blocks: perf's cs_etm rule */
 	uint64_t *stops;        /* sideband records' TSCs, sorted */
 	size_t nstops, stop;    /* stop: the next record perf would handle */
 };
@@ -93,8 +95,12 @@ static int fill(struct qmerge *m, size_t i)
 	}
 	q->have = 1;
 	q->ev.queue = (uint32_t)i;
-	if (q->ev.tsc > q->key)
+	if (m->blocks && q->ev.tsc && q->ev.tsc != q->key) {
+		q->key = q->ev.tsc;   /* may go back */
+		q->newblock = 1;
+	} else if (q->ev.tsc > q->key) {
 		q->key = q->ev.tsc;
+	}
 	return 0;
 }
 
@@ -106,6 +112,7 @@ static int start(struct qmerge *m)
 
 		if (rc)
 			return rc;
+		m->q[i].newblock = 0;
 		if (!m->q[i].done)
 			heap_add(m, i);
 	}
@@ -161,8 +168,11 @@ static int qm_next(struct backend *b, struct ptd_event *ev)
 				m->stick = 0;
 				continue;
 			}
-			turn = (!m->hn || q->key <= m->heap[0].key) &&
-			       q->key < next_stop(m);
+			if (m->blocks)  /* each block goes through the heap */
+				turn = !q->newblock;
+			else
+				turn = (!m->hn || q->key <= m->heap[0].key) &&
+				       q->key < next_stop(m);
 			if (m->stick || turn) {
 				*ev = q->ev;
 				q->have = 0;
@@ -171,6 +181,7 @@ static int qm_next(struct backend *b, struct ptd_event *ev)
 					m->stick = sticks(ev, m->stick, turn);
 				return 0;
 			}
+			q->newblock = 0;
 			heap_add(m, (size_t)m->run);
 			m->run = -1;
 		}
@@ -182,6 +193,11 @@ static int qm_next(struct backend *b, struct ptd_event *ev)
 		m->run = (long)m->heap[0].q;
 		heap_pop(m);
 	}
+}
+
+void queuemerge_set_blocks(struct backend *b)
+{
+	((struct qmerge *)b)->blocks = 1;
 }
 
 static int qm_insn_text(struct backend *b, const struct ptd_event *ev,

@@ -76,6 +76,10 @@ if [ -d "$in" ]; then
 	else
 		same "$s x$copies" "$tmp/many.data" "$views_copies"
 		same "$s x$copies garbled" "$tmp/bad.data" "$views_copies"
+		# one queue per CPU: merged into one timeline by perf's keys
+		if "$s2p" --per-cpu "$in" "$tmp/percpu.data" >/dev/null 2>&1; then
+			same "$s per-cpu" "$tmp/percpu.data" "$views_copies"
+		fi
 	fi
 fi
 [ $fail = 0 ] && echo "OK $s: --decoder=fast prints what --decoder=opencsd prints"

@@ -50,6 +50,7 @@ int coresight_queue_info(const struct backend *b, size_t i, int *cpu,
 			 uint8_t *trace_id, int *proto)
 { return PTD_ERR_INVAL; }
 size_t coresight_warning_count(const struct backend *b) { return 0; }
+int coresight_set_perf_keys(struct backend *b) { return PTD_ERR_UNSUPPORTED; }
 const char *coresight_warning(const struct backend *b, size_t i) { return NULL; }
 void coresight_fast_units(const struct backend *b, uint64_t *fast,
 			  uint64_t *fallback)
@@ -60,6 +61,7 @@ void coresight_fast_units(const struct backend *b, uint64_t *fast,
 #include "csbackend.h"
 #include "csdec.h"
 #include "csevent.h"
+#include "cskey.h"
 #include "cspool.h"
 #include "cstree.h"
 
@@ -256,6 +258,7 @@ static void cs_destroy(struct backend *b)
 	if (!cb)
 		return;
 	cspool_stop(cb);
+	cskey_free(cb->keys);
 	csdec_free(&cb->main);
 	for (size_t i = 0; i < cb->nq; i++) {
 		free(cb->q[i].srcs);
@@ -280,6 +283,19 @@ void coresight_fast_units(const struct backend *b, uint64_t *fast,
 
 	*fast = __atomic_load_n(&cb->units_fast, __ATOMIC_RELAXED);
 	*fallback = __atomic_load_n(&cb->units_fallback, __ATOMIC_RELAXED);
+}
+
+int coresight_set_perf_keys(struct backend *b)
+{
+	struct cs_backend *cb = to_cs(b);
+
+	if (!cb->keys && !(cb->keys = cskey_new(cb)))
+		return PTD_ERR_NOMEM;
+	/* keyed elements go out through next only */
+	cb->b.next_blocks = NULL;
+	cb->b.block_info = NULL;
+	cb->b.block_insn = NULL;
+	return 0;
 }
 
 /* The bytes of the units before the one being consumed. */

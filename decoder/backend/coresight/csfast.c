@@ -46,7 +46,7 @@ struct csf_src {
 	/* walk (OpenCSD's decoder state) */
 	int state, need_ctxt, need_addr, pending_addr;
 	uint32_t spec;
-	uint64_t addr;
+	uint64_t addr, last_index;
 	struct csf_blk **hint;     /* where the block at addr may be */
 	uint64_t hint_gen;
 	struct csf_se *se;         /* ring: se[(tail + i) & mask], oldest first */
@@ -495,6 +495,9 @@ static void commit(struct csf_src *s, uint32_t n)
 			if (o)
 				o->ts = e->val;
 			break;
+		case SE_EXCEP_RET:
+			elem(s, OCSD_GEN_TRC_ELEM_EXCEPTION_RET, e->index);
+			break;
 		case SE_ATOM:
 			while (e->natoms && n) {
 				int taken = e->bits & 1;
@@ -522,10 +525,10 @@ out:
 }
 
 /* The end of a chunk: timestamps before the first unresolved P0 element
- * still come out, the rest is dropped. */
+ * still come out, the rest is dropped; then the end of trace element. */
 static void eot(struct csf_src *s)
 {
-	while (s->n) {
+	while (s->state == ST_DECODE && s->n) {
 		struct csf_se *e = se_at(s, 0);
 
 		if (e->type == SE_ATOM || e->type == SE_TRC_ON ||
@@ -541,6 +544,7 @@ static void eot(struct csf_src *s)
 		}
 		se_pop(s);
 	}
+	elem(s, OCSD_GEN_TRC_ELEM_EO_TRACE, s->last_index);
 }
 
 static struct csf_se *se_push(struct csf_src *s, uint8_t type, uint64_t index)
@@ -678,8 +682,10 @@ static void decode(struct csf_src *s, const struct csf_pkt *p)
 
 static void walk_packet(struct csf_src *s, const struct csf_pkt *p)
 {
+	s->last_index = p->index;
 	switch (s->state) {
 	case ST_NO_SYNC:
+		elem(s, OCSD_GEN_TRC_ELEM_NO_SYNC, p->index);
 		s->state = ST_WAIT_SYNC;
 		/* fall through */
 	case ST_WAIT_SYNC:
@@ -866,8 +872,7 @@ static void replay(struct csfast *f, const struct csf_pkt *r)
 
 	switch (r->type) {
 	case PK_EOT:
-		if (s->state == ST_DECODE)
-			eot(s);
+		eot(s);
 		break;
 	case PK_RESET:
 		src_reset(s);
@@ -903,9 +908,9 @@ static ocsd_datapath_resp_t pkt_in(const void *ctx, const ocsd_datapath_op_t op,
 	case OCSD_OP_EOT:
 		if (f->scanning && s->s_exc)
 			f->failed = 1;
-		if (!f->scanning && s->state == ST_DECODE)
+		if (!f->scanning)
 			eot(s);
-		else if (f->scanning) {
+		else {
 			memset(&r, 0, sizeof(r));
 			r.type = PK_EOT;
 			r.id = s->trace_id;
