@@ -4,11 +4,11 @@
 #include "csfast.h"
 #include "csbackend.h"
 #include "csdec.h"
+#include "cstree.h"
 #include "imgstore.h"
 #include "ptdecode.h"
 #include "util.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -94,7 +94,6 @@ struct csfast {
 #define CASE_ADDRS case ETM4_PKT_I_ADDR_MATCH: case ETM4_PKT_I_ADDR_L_32IS0: \
 	case ETM4_PKT_I_ADDR_L_64IS0: case ETM4_PKT_I_ADDR_S_IS0
 
-static pthread_mutex_t fast_tree_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* ---- the block cache ---------------------------------------------------- */
 
@@ -964,7 +963,7 @@ static int make_tree(struct csfast *f, const struct csq *q)
 {
 	dcd_tree_handle_t t;
 
-	pthread_mutex_lock(&fast_tree_lock);
+	cstree_lock();
 	t = ocsd_create_dcd_tree(q->formatted ? OCSD_TRC_SRC_FRAME_FORMATTED
 				 : OCSD_TRC_SRC_SINGLE, q->dfmt_flags);
 	if (!t)
@@ -1000,13 +999,13 @@ static int make_tree(struct csfast *f, const struct csq *q)
 						   &f->src[csid & 0x7f]) != OCSD_OK)
 			goto fail_tree;
 	}
-	pthread_mutex_unlock(&fast_tree_lock);
+	cstree_unlock();
 	f->tree = t;
 	return 0;
 fail_tree:
 	ocsd_destroy_dcd_tree(t);
 fail:
-	pthread_mutex_unlock(&fast_tree_lock);
+	cstree_unlock();
 	return -1;
 }
 
@@ -1014,9 +1013,9 @@ static void destroy_tree(struct csfast *f)
 {
 	if (!f->tree)
 		return;
-	pthread_mutex_lock(&fast_tree_lock);
+	cstree_lock();
 	ocsd_destroy_dcd_tree(f->tree);
-	pthread_mutex_unlock(&fast_tree_lock);
+	cstree_unlock();
 	f->tree = NULL;
 }
 
