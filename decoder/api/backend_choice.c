@@ -407,10 +407,16 @@ static int merge_cs_queues(const struct ptd_open_opts *o, const struct input *in
 	return timed;
 }
 
+/* coresight_open's flag for the CoreSight decoder the options ask for. */
+static unsigned cs_decoder(const struct ptd_open_opts *o)
+{
+	return o->decoder == PTD_DECODER_FAST ? 0 : CORESIGHT_OPENCSD;
+}
+
 /* A CoreSight backend per queue (decoding on the caller's thread, its
  * events keyed as perf keys them), merged by perf's cs_etm rule. */
 static int new_merged_cs(struct input *in, const struct cs_etm_info *info,
-			 const struct coresight_queue_desc *cq,
+			 const struct coresight_queue_desc *cq, unsigned decoder,
 			 struct backend **out, char *err, size_t errlen)
 {
 	struct backend **be = calloc(in->nqueues, sizeof(*be));
@@ -420,8 +426,8 @@ static int new_merged_cs(struct input *in, const struct cs_etm_info *info,
 	if (!be)
 		return PTD_ERR_NOMEM;
 	for (i = 0; i < in->nqueues && !rc; i++) {
-		rc = coresight_open_perf(info, &cq[i], 1, in->st, 1, &be[i], err,
-					 errlen);
+		rc = coresight_open_perf(info, &cq[i], 1, in->st, 1 | decoder,
+					 &be[i], err, errlen);
 		if (!rc) {
 			warn_coresight(in, be[i]);
 			if ((rc = coresight_set_perf_keys(be[i])))
@@ -476,12 +482,13 @@ static int open_cs_etm(const struct ptd_open_opts *o, struct input *in,
 	for (size_t i = 0; i < in->nqueues; k += cq[i].nchunks, i++)
 		cs_queue_of(in, i, &chunks[k], &cq[i]);
 	if (merge_cs_queues(o, in)) {
-		rc = new_merged_cs(in, &info, cq, out, err, errlen);
+		rc = new_merged_cs(in, &info, cq, cs_decoder(o), out, err, errlen);
 		if (!rc)
 			in->sink.stats->merged_queues = in->nqueues;
 	} else {
-		rc = coresight_open_perf(&info, cq, in->nqueues, in->st, o->threads,
-					 out, err, errlen);
+		rc = coresight_open_perf(&info, cq, in->nqueues, in->st,
+					 o->threads | cs_decoder(o), out, err,
+					 errlen);
 	}
 	free(cq);
 	free(chunks);
@@ -496,7 +503,8 @@ static int open_cs_etm(const struct ptd_open_opts *o, struct input *in,
 static int open_snapshot(const struct ptd_open_opts *o, struct input *in,
 			 struct backend **out, char *err, size_t errlen)
 {
-	int rc = snapshot_open(in->path, in->st, o->threads, out, err, errlen);
+	int rc = snapshot_open(in->path, in->st, o->threads | cs_decoder(o),
+			       out, err, errlen);
 
 	if (!rc)
 		warn_coresight(in, *out);
