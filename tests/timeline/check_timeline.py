@@ -21,7 +21,9 @@ per CPU):
 
 Also: the timeline really interleaves (the CPU changes many times), times
 never go back; --per-queue gives each queue whole, one after another
-(each equal to the timeline's instructions of that CPU); JSON lines carry
+(each equal to the timeline's instructions of that CPU; their times, and
+so the thread at a switch, are perf's in the timeline, the decoder's own
+per queue); JSON lines carry
 cpu, pid, tid and time and list the same instructions.
 Exit 0 = pass, 1 = fail, 77 = skipped (reason printed).
 """
@@ -252,8 +254,8 @@ def main():
         order = [c for i, (_, c, _, _) in enumerate(pq) if i == 0 or pq[i - 1][1] != c]
         if order != sorted(cpus):
             fail('--decoder=%s --per-queue: CPUs come in the order %s' % (dec, order))
-        for c in cpus:
-            if [e for e in pq if e[1] == c] != [e for e in timeline if e[1] == c]:
+        for c in cpus:   # times (and so threads at a switch): the decoder's
+            if [e[:2] for e in pq if e[1] == c] != [e[:2] for e in timeline if e[1] == c]:
                 fail('--per-queue: CPU %d\'s instructions differ from the timeline\'s' % c)
         # JSON: every line says where and when
         js = run([ptdecode, '-q', '--decoder=' + dec, '--format=json', '--no-sym',
