@@ -78,8 +78,12 @@ static int add_attrs(struct perfwrite *pw, const struct ptcap_opts *o)
 			    PD_ATTR_FLAG_MMAP | PD_ATTR_FLAG_COMM | PD_ATTR_FLAG_TASK |
 			    PD_ATTR_FLAG_MMAP2 | PD_ATTR_FLAG_COMM_EXEC |
 			    PD_ATTR_FLAG_CONTEXT_SWITCH | PD_ATTR_FLAG_EXCLUDE_HOST);
-		id = PTCAP_GUEST_ID;
-		rc = perfwrite_add_attr(pw, attr, &id, 1, "dummy:u");
+		uint64_t ids[64];
+		size_t n = o->guest > 64 ? 64 : (size_t)o->guest;
+
+		for (size_t c = 0; c < n; c++)
+			ids[c] = PTCAP_GUEST_ID + c;
+		rc = perfwrite_add_attr(pw, attr, ids, n, "dummy:u");
 	}
 	if (rc || !o->sample_period)
 		return rc;

@@ -18,7 +18,9 @@
 #define PTCAP_PMU_TYPE 8            /* the intel_pt PMU type number claimed */
 #define PTCAP_PT_ID 1000            /* sample id of the intel_pt attr */
 #define PTCAP_DUMMY_ID 1001         /* sample id of the sideband attr */
-#define PTCAP_GUEST_ID 1002         /* sample id of a guest's sideband attr */
+#define PTCAP_GUEST_ID 1002         /* sample id of a guest's sideband attr
+				     * (vcpu 0; vcpu c's is PTCAP_GUEST_ID + c,
+				     * as no sampling attr goes with it) */
 #define PTCAP_SAMPLE_ID 1003        /* sample id of the sampling attr */
 #define PTCAP_CPUID "GenuineIntel,6,158,10"   /* no errata perf applies */
 #define PTCAP_TIME_SHIFT 10
@@ -39,9 +41,10 @@ struct ptcap_opts {
 	int have_sched_switch;      /* AUXTRACE_INFO: INTELPT_SCHED_SWITCH_* */
 	const char *filter;         /* AUXTRACE_INFO: perf's IP filter string
 				     * (the kernel's syntax), or NULL */
-	int guest;                  /* a third attr: a guest's sideband
-				     * (exclude_host), id PTCAP_GUEST_ID, as
-				     * perf inject --guest-data adds it */
+	int guest;                  /* > 0: a third attr: a guest's sideband
+				     * (exclude_host), one id per vcpu (this
+				     * many) from PTCAP_GUEST_ID, as perf
+				     * inject --guest-data adds it */
 	uint64_t sample_period;     /* > 0: one more attr, instructions sampled
 				     * every N with callchains whose user part
 				     * is deferred (defer_callchain; the

@@ -398,6 +398,17 @@ int ptgen_enable(struct ptgen *g, uint64_t ip)
 	return 0;
 }
 
+int ptgen_vm_entry(struct ptgen *g, uint64_t ip)
+{
+	int r;
+
+	if (g->enabled)
+		return 0;
+	if ((r = mtc_catch_up(g, g->tsc)) || (r = emit_guest_state(g)))
+		return r;
+	return ptgen_enable(g, ip);
+}
+
 static int disable(struct ptgen *g)
 {
 	g->enabled = 0;

@@ -107,6 +107,10 @@ int ptgen_leave(struct ptgen *g, uint64_t ip, const struct ptgen_insn *in,
 /* Asynchronous disable (interrupt, preemption, signal): next = the ip of
  * the instruction that would have run next. */
 int ptgen_async_disable(struct ptgen *g, uint64_t next);
+/* A VM entry into guest code that is traced (after a VM exit that
+ * stopped tracing, ptgen_async_disable): PIP (NR=1) and VMCS, then tracing
+ * resumes at ip as with ptgen_enable. */
+int ptgen_vm_entry(struct ptgen *g, uint64_t ip);
 /* Flushes everything (final piece). */
 int ptgen_finish(struct ptgen *g);
 

@@ -71,6 +71,7 @@ struct opts {
 	uint64_t max_insns;
 	unsigned seed;
 	double interrupts;   /* probability per instruction */
+	double vm_exits;     /* --vm-exits: probability per instruction */
 	uint64_t quantum;    /* instructions per thread time slice */
 	int archive;         /* 1: the program's own ELF files, 2: all */
 	const char *filter;  /* --addr-filter: AUXTRACE_INFO's filter string */
@@ -135,7 +136,7 @@ struct synth {
 	size_t pages_cap, npages;
 	struct icache_ent *ic;
 	size_t ic_cap, ic_n;
-	uint64_t nsignals, ninterrupts, nswitches;
+	uint64_t nsignals, ninterrupts, nswitches, nvm_exits;
 	char err[512];
 	/* JIT code: clock pairs, executed dynamic code, jitdump copies */
 	struct jitconv *jc;
@@ -163,10 +164,12 @@ static struct perfwrite_sid sid_for(struct synth *s, uint32_t tid, uint64_t id)
 	sid.id = id;
 	sid.cpu = (uint32_t)s->cpu;
 	if (s->o.guest == 1 && id == DUMMY_ID) {
-		sid.id = PTCAP_GUEST_ID;   /* the program's sideband is the guest's */
+		/* the program's sideband is the guest's, from the vcpu of
+		 * the CPU it happens on */
+		sid.id = PTCAP_GUEST_ID + (uint64_t)s->cpu;
 	} else if (s->o.guest == 1) {
 		sid.pid = GUESTSB_HV_PID;  /* the trace is the host's vcpu thread's */
-		sid.tid = GUESTSB_HV_TID;
+		sid.tid = GUESTSB_HV_TID + (uint32_t)s->cpu;
 	}
 	return sid;
 }
@@ -1095,8 +1098,8 @@ static void switch_to(struct synth *s, struct sched *sc, int next)
 	if (!old) {   /* the CPU's first thread: its trace starts */
 		synth_cpus_catch_up(&s->cpus.c[s->cpu], nt->free_tsc);
 		sid = sid_for(s, (uint32_t)nt->tid, PT_ID);
-		check(s, perfwrite_itrace_start(s->pw, &sid, (uint32_t)s->pid,
-						(uint32_t)nt->tid), "ITRACE_START");
+		check(s, perfwrite_itrace_start(s->pw, &sid, sid.pid, sid.tid),
+		      "ITRACE_START");
 	}
 	sid = sid_for(s, (uint32_t)nt->tid, DUMMY_ID);
 	check(s, perfwrite_switch_cpu_wide(s->pw, &sid, 0, 0, old ? (uint32_t)s->pid : 0,
@@ -1259,6 +1262,13 @@ static void trace(struct synth *s, struct sched *sc)
 			ptgen_advance(s->gen, KERNEL_CYCLES);
 			check(s, ptgen_enable(s->gen, t->ip), "packet generation");
 			s->ninterrupts++;
+		} else if (s->o.vm_exits > 0 && !t->mid_rep && rnd(sc) < s->o.vm_exits) {
+			/* a VM exit (the host, not traced, runs) and the entry
+			 * back: PIP and VMCS in the middle of a PSB segment */
+			check(s, ptgen_async_disable(s->gen, t->ip), "packet generation");
+			ptgen_advance(s->gen, KERNEL_CYCLES);
+			check(s, ptgen_vm_entry(s->gen, t->ip), "packet generation");
+			s->nvm_exits++;
 		} else if (s->sample_due && !t->mid_rep) {
 			take_sample(s, t);
 		}
@@ -1325,7 +1335,11 @@ static const char usage_text[] =
 	"  --guest          the program ran in a virtual machine: PIP.NR=1 and\n"
 	"                   VMCS in the trace, the host sideband a hypervisor\n"
 	"                   process, the program's sideband the guest's (as\n"
-	"                   perf inject --guest-data writes it)\n"
+	"                   perf inject --guest-data writes it); with --cpus N\n"
+	"                   one vcpu per CPU\n"
+	"  --vm-exits P     with --guest: random VM exits (tracing stops) and\n"
+	"                   entries (PIP, VMCS, tracing resumes), probability\n"
+	"                   per instruction (drawn with --seed, as --interrupts)\n"
 	"  --guest-code     PIP.NR=1 and VMCS, no guest sideband: the guest's\n"
 	"                   code is the traced process's memory (perf script\n"
 	"                   --guest-code, ptdecode --guest-code)\n"
@@ -1397,6 +1411,7 @@ static void set_opt(void *ctx, int c, const char *arg)
 	case 'F': o->filter = arg; break;
 	case 'G': o->guest = 1; break;
 	case 'V': o->guest = 2; break;
+	case 'E': o->vm_exits = strtod(arg, NULL); break;
 	case 'S': o->sample_every = strtoull(arg, NULL, 0); break;
 	case 'U':
 		if (!strcmp(arg, "dwarf") && !sampler_have_dwarf())
@@ -1437,6 +1452,7 @@ static void parse_opts(struct synth *s, struct sched *sc, int argc, char **argv)
 		{ "addr-filter", required_argument, NULL, 'F' },
 		{ "guest", no_argument, NULL, 'G' },
 		{ "guest-code", no_argument, NULL, 'V' },
+		{ "vm-exits", required_argument, NULL, 'E' },
 		{ "sample-every", required_argument, NULL, 'S' },
 		{ "unwind", required_argument, NULL, 'U' },
 		{ "perf-layout", required_argument, NULL, 'Y' },
@@ -1461,6 +1477,8 @@ static void parse_opts(struct synth *s, struct sched *sc, int argc, char **argv)
 	if (!o->out || first >= argc)
 		synth_usage(usage_text);
 	synth_check_psb_period(o->psb_period);
+	if (o->vm_exits > 0 && o->guest != 1)
+		synth_die("--vm-exits needs --guest");
 	if (o->guest && o->sample_every)
 		synth_die("--sample-every does not go with --guest or --guest-code");
 	if (o->snapshot && (o->snapshot < 2ull * o->psb_period || o->snapshot > (1ull << 30)))
@@ -1473,9 +1491,9 @@ static void parse_opts(struct synth *s, struct sched *sc, int argc, char **argv)
 	if (o->ncpus < 1 || o->ncpus > SYNTH_MAX_CPUS)
 		synth_die("--cpus must be 1..%d", SYNTH_MAX_CPUS);
 	/* one snapshot ring and one vcpu: both describe a single CPU */
-	if (o->ncpus > 1 && (o->snapshot || o->guest))
-		synth_die("--cpus N (N > 1) does not go with --snapshot, --guest "
-			  "or --guest-code yet: they simulate one CPU");
+	if (o->ncpus > 1 && (o->snapshot || o->guest == 2))
+		synth_die("--cpus N (N > 1) does not go with --snapshot or "
+			  "--guest-code yet: they simulate one CPU");
 	sc->quantum = o->quantum ? o->quantum : 1;
 	o->cmd = argv + first;
 	sc->rng = synth_rng_init(o->seed);
@@ -1529,7 +1547,8 @@ static void open_trace(struct synth *s)
 	struct ptcap_opts po = { .tsc = s->o.tsc, .retcomp = s->o.retcomp,
 				 .mtc = s->o.mtc, .mtc_period = s->o.mtc_period,
 				 .cyc = s->o.cyc, .filter = s->o.filter,
-				 .guest = s->o.guest == 1, .sample_period = s->o.sample_every,
+				 .guest = s->o.guest == 1 ? s->o.ncpus : 0,
+				 .sample_period = s->o.sample_every,
 				 .snapshot = s->o.snapshot != 0,
 				 PTCAP_DEFAULTS };
 	struct ptgen_opts go = { 0 };
@@ -1579,8 +1598,8 @@ static void start_thread(struct synth *s, struct sched *sc)
 
 	snprintf(cbuf, sizeof(cbuf), "%s", comm ? comm + 1 : s->o.cmd[0]);
 	if (s->o.guest == 1)
-		check(s, guestsb_begin(s->pw, perf_time(ptgen_tsc(s->gen))),
-		      "hypervisor sideband");
+		check(s, guestsb_begin(s->pw, perf_time(ptgen_tsc(s->gen)),
+				       s->o.ncpus), "hypervisor sideband");
 	emit_fork(s, NULL, s->pid);
 	sid = sid_for(s, (uint32_t)s->pid, DUMMY_ID);
 	check(s, perfwrite_comm(s->pw, &sid, (uint32_t)s->pid, (uint32_t)s->pid, cbuf, 1), "COMM");
@@ -1630,9 +1649,9 @@ static void write_info(struct synth *s, const struct sched *sc, const struct ptg
 	fprintf(f, "time_shift=%d\ntime_mult=%d\ntime_zero=%llu\n", TIME_SHIFT,
 		TIME_MULT, (unsigned long long)TIME_ZERO);
 	fprintf(f, "instructions=%llu\nthreads=%d\nswitches=%llu\nsignals=%llu\n"
-		"interrupts_injected=%llu\n", (unsigned long long)s->ninsns, sc->n,
-		(unsigned long long)s->nswitches, (unsigned long long)s->nsignals,
-		(unsigned long long)s->ninterrupts);
+		"interrupts_injected=%llu\nvm_exits=%llu\n", (unsigned long long)s->ninsns,
+		sc->n, (unsigned long long)s->nswitches, (unsigned long long)s->nsignals,
+		(unsigned long long)s->ninterrupts, (unsigned long long)s->nvm_exits);
 	fprintf(f, "trace_bytes=%llu\npsbs=%llu\ntnt_bits=%llu\ntips=%llu\n"
 		"rets_compressed=%llu\npges=%llu\npgds=%llu\n",
 		(unsigned long long)gs->bytes, (unsigned long long)gs->psbs,

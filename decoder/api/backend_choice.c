@@ -251,6 +251,7 @@ static void ipt_queue_of(struct input *in, size_t i, struct intelpt_queue *iq)
 	iq->assemble_index = i;
 	iq->cpu = per_cpu ? q->cpu : -1;
 	iq->tid = q->tid;
+	iq->end_gap = q->gap_after[0] ? q->gap_after : NULL;
 	iq->pid = sideband_pid_of(in->sb, q->tid);
 	if (per_cpu) {
 		uint64_t t0 = sideband_next_switch(in->sb, q->cpu, 0);
@@ -401,6 +402,63 @@ static void cs_queue_of(struct input *in, size_t i, struct coresight_chunk *chun
 	cq->nchunks = q->npieces;
 }
 
+/* One timeline (queuemerge.h) of per-CPU cs_etm queues, as perf script
+ * prints them, unless the caller asks for queue order or only counts.
+ * perf decodes timeless (queue after queue) when no event samples the
+ * time, and so do we. */
+static int merge_cs_queues(const struct ptd_open_opts *o, const struct input *in)
+{
+	const struct perfdata_info *info = in->pd ? perfdata_get_info(in->pd) : NULL;
+	int timed = 0;
+
+	if (!info || in->nqueues < 2 ||
+	    (o->flags & (PTD_OPEN_PER_QUEUE | PTD_OPEN_COUNT_ONLY)))
+		return 0;
+	for (size_t i = 0; i < in->nqueues; i++)
+		if (in->queues[i].cpu < 0)
+			return 0;
+	for (size_t i = 0; i < info->nattrs; i++)
+		timed |= !!(info->attrs[i].sample_type & PD_SAMPLE_TIME);
+	return timed;
+}
+
+/* A CoreSight backend per queue (decoding on the caller's thread, its
+ * events keyed as perf keys them), merged by perf's cs_etm rule. */
+static int new_merged_cs(struct input *in, const struct cs_etm_info *info,
+			 const struct coresight_queue_desc *cq,
+			 struct backend **out, char *err, size_t errlen)
+{
+	struct backend **be = calloc(in->nqueues, sizeof(*be));
+	int rc = 0;
+	size_t i;
+
+	if (!be)
+		return PTD_ERR_NOMEM;
+	for (i = 0; i < in->nqueues && !rc; i++) {
+		rc = coresight_open_perf(info, &cq[i], 1, in->st, 1, &be[i], err,
+					 errlen);
+		if (!rc) {
+			warn_coresight(in, be[i]);
+			if ((rc = coresight_set_perf_keys(be[i])))
+				util_errf(err, errlen, "out of memory");
+		}
+	}
+	if (rc) {
+		for (size_t k = 0; k < i; k++)
+			if (be[k])
+				be[k]->destroy(be[k]);
+		free(be);
+		return rc;
+	}
+	rc = queuemerge_new(be, NULL, in->nqueues, 0, NULL, 0, out);
+	free(be);
+	if (rc)
+		util_errf(err, errlen, "out of memory");
+	else
+		queuemerge_set_blocks(*out);
+	return rc;
+}
+
 /* cs_etm: one CoreSight queue per AUX queue, each AUXTRACE record a chunk
  * (perf does not promise continuity between them).  The backend copies
  * both arrays. */
@@ -432,12 +490,18 @@ static int open_cs_etm(const struct ptd_open_opts *o, struct input *in,
 	}
 	for (size_t i = 0; i < in->nqueues; k += cq[i].nchunks, i++)
 		cs_queue_of(in, i, &chunks[k], &cq[i]);
-	rc = coresight_open_perf(&info, cq, in->nqueues, in->st, o->threads,
-				 out, err, errlen);
+	if (merge_cs_queues(o, in)) {
+		rc = new_merged_cs(in, &info, cq, out, err, errlen);
+		if (!rc)
+			in->sink.stats->merged_queues = in->nqueues;
+	} else {
+		rc = coresight_open_perf(&info, cq, in->nqueues, in->st, o->threads,
+					 out, err, errlen);
+	}
 	free(cq);
 	free(chunks);
 	cs_etm_info_free(&info);
-	if (!rc)
+	if (!rc && !in->sink.stats->merged_queues)
 		warn_coresight(in, *out);
 	return rc;
 }

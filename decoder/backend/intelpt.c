@@ -649,6 +649,11 @@ static int error_event(struct ipt_backend *b, int pterr, uint64_t ip)
 int intelpt_convert_event(const struct intelpt_params *p,
 			  const struct pt_event *pe, struct ptd_event *ev)
 {
+	/* libipt 2.1 reports the tracing state at each PSB+ as an enabled or
+	 * disabled status update: the state, not a transition of the flow */
+	if ((pe->type == ptev_enabled || pe->type == ptev_disabled) &&
+	    pe->status_update)
+		return -1;
 	switch (pe->type) {
 	case ptev_enabled:
 		ev->kind = PTD_EV_ENABLED;
@@ -828,6 +833,35 @@ static int in_cut_splice(const struct ipt_backend *b)
 	return b->qdec && b->splice.have_end_ip;
 }
 
+/* A queue that ends where trace was lost (end_gap, a snapshot gap): a gap
+ * event ends its flow.  After an instruction that left libipt without
+ * trace (pts_eos) libipt decodes on without trace: the instruction it
+ * gives next (not handed out) says where the flow went, so that a branch
+ * view lists that last branch, as perf does. */
+static void end_gap_event(struct ipt_backend *b)
+{
+	const struct intelpt_queue *q = &b->queues[b->qi];
+	struct ptd_event *ev;
+	struct pt_insn insn;
+	uint64_t next = 0;
+
+	if (!q->end_gap)
+		return;
+	memset(&insn, 0, sizeof(insn));
+	if (b->dec && b->state == Q_DECODE && (b->status & pts_eos) &&
+	    !(b->status & pts_event_pending) && b->last_ip &&
+	    (pt_insn_next(b->dec, &insn, sizeof(insn)) >= 0 ||
+	     insn.iclass != ptic_error))
+		next = insn.ip;
+	ev = push(b, PTD_EV_GAP);
+	if (!ev)
+		return;
+	ev->ip = next;
+	if (!next)
+		ev->flags |= PTD_EVF_IP_SUPPRESSED;
+	ev->msg = q->end_gap;
+}
+
 /* The decoder ran out of trace: at the end of a splice the queue's
  * decoder syncs at the PSB where the splice ends. */
 static void data_end(struct ipt_backend *b)
@@ -851,6 +885,7 @@ static void data_end(struct ipt_backend *b)
 		b->state = Q_SYNC;
 		return;
 	}
+	end_gap_event(b);
 	end_queue(b);
 }
 

@@ -78,6 +78,10 @@ struct intelpt_queue {
 	size_t assemble_index;
 	int32_t cpu;                /* -1 in per-thread mode */
 	int32_t pid, tid;           /* per-thread mode: the thread */
+	/* trace was lost after the queue (a snapshot gap): the text of the
+	 * PTD_EV_GAP that ends its flow, whose ip is where the flow went on
+	 * after the last instruction when the trace says so; NULL: none */
+	const char *end_gap;
 };
 
 /* The queue's bytes, contiguous (assembling them if they come in pieces).

@@ -776,11 +776,19 @@ int perfclock_time(struct perfclock *c, const struct ptd_event *ev,
 	if (rc != 1)
 		at->key = c->sample;
 	/* perf switches threads at a record's time: its states from then on
-	 * have the new one */
-	at->have_task = ev->kind == PTD_EV_INSN && c->sb && c->cpu >= 0 &&
-			c->params.have_time &&
+	 * have the new one (a host thread the decoder took from the sideband
+	 * at its own time; not a guest's) */
+	at->have_task = 0;
+	if (ev->kind == PTD_EV_INSN && c->sb && c->cpu >= 0 && c->params.have_time &&
+	    (ev->flags & PTD_EVF_TIME_VALID)) {
+		int32_t pid, tid;
+
+		at->have_task =
+			!sideband_task_at(c->sb, c->cpu, ev->time, &pid, &tid) &&
+			pid == ev->pid && tid == ev->tid &&
 			!sideband_task_at(c->sb, c->cpu, perfclock_ns(c, at->key),
 					  &at->pid, &at->tid);
+	}
 	return 0;
 }
 

@@ -22,6 +22,7 @@ struct qm_queue {
 	/* branch order: the last instruction handed out was a branch */
 	int after_branch, bcond;
 	uint64_t bkey, bnext;
+	int newblock;           /* blocks: ev starts a block with a new key */
 };
 
 struct qm_slot {
@@ -42,6 +43,7 @@ struct qmerge {
 	int branch_order;
 	int stick;              /* run's events follow its branch at once */
 	int yield;              /* run goes back into the heap first */
+	int blocks;             /* queuemerge_set_blocks: perf's cs_etm rule */
 	uint64_t *stops;        /* sideband records' TSCs, sorted */
 	size_t nstops, stop;    /* stop: the next record perf would handle */
 };
@@ -148,8 +150,12 @@ static int fill(struct qmerge *m, size_t i)
 	}
 	q->have = 1;
 	q->ev.queue = (uint32_t)i;
-	if (!q->clock || clock_step(q))
+	if (m->blocks && q->ev.tsc && q->ev.tsc != q->key) {
+		q->key = q->ev.tsc;   /* may go back */
+		q->newblock = 1;
+	} else if (!q->clock || clock_step(q)) {
 		set_key(q, q->ev.tsc, 0);
+	}
 	return 0;
 }
 
@@ -165,6 +171,7 @@ static int start(struct qmerge *m)
 
 		if (rc)
 			return rc;
+		q->newblock = 0;
 		key = q->key;
 		if (q->clock && !perfclock_first(q->clock, &first))
 			q->key = first;     /* perf pops it once even if empty */
@@ -328,7 +335,10 @@ static int qm_next(struct backend *b, struct ptd_event *ev)
 				if (q->pre && !(st && q->after_branch))
 					turn = go = is_turn(m, key = q->key);
 			} else {
-				turn = is_turn(m, key);
+				if (m->blocks)  /* each block goes through the heap */
+					turn = !q->newblock;
+				else
+					turn = is_turn(m, key);
 				go = turn || (!clocked && m->stick);
 			}
 			if (q->pre && go) {
@@ -356,6 +366,7 @@ static int qm_next(struct backend *b, struct ptd_event *ev)
 				return 0;
 			}
 stop:
+			q->newblock = 0;
 			heap_add(m, (size_t)m->run, key);
 			m->run = -1;
 		}
@@ -480,4 +491,9 @@ int queuemerge_new(struct backend **be, struct perfclock **clocks, size_t n,
 	m->base.destroy = qm_destroy;
 	*out = &m->base;
 	return 0;
+}
+
+void queuemerge_set_blocks(struct backend *b)
+{
+	((struct qmerge *)b)->blocks = 1;
 }

@@ -47,4 +47,11 @@ int queuemerge_new(struct backend **be, struct perfclock **clocks, size_t n,
 		   int branch_order, const uint64_t *stops, size_t nstops,
 		   struct backend **out);
 
+/* perf's rule for CoreSight (tools/perf/util/cs-etm.c, 6.1): an event's
+ * tsc is the key of its block (0: the block goes on), which may be
+ * smaller than the block's before; at each new block the queue goes back
+ * into the heap and the smallest key runs next (so a queue waiting with an
+ * equal key goes first).  Call before the first event. */
+void queuemerge_set_blocks(struct backend *qm);
+
 #endif

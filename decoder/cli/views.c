@@ -648,10 +648,12 @@ static void flow_step(struct view *v, const struct ptd_event *ev)
 			kind = branch_kind(v, p, to);
 		} else if (ev->kind == PTD_EV_DISABLED && p->iclass == PTD_IC_FAR_CALL) {
 			kind = "syscall";
-		} else if ((ev->kind == PTD_EV_ASYNC || ev->kind == PTD_EV_DISABLED) &&
+		} else if ((ev->kind == PTD_EV_ASYNC || ev->kind == PTD_EV_DISABLED ||
+			    ev->kind == PTD_EV_GAP) &&
 			   !(ev->flags & PTD_EVF_IP_SUPPRESSED) && ev->ip) {
-			/* the branch retired, then tracing stopped or an
-			 * interrupt came: ev->ip is where execution went on */
+			/* the branch retired, then tracing stopped, an
+			 * interrupt came or trace was lost (a gap): ev->ip is
+			 * where execution went on */
 			to = ev->ip;
 			kind = branch_kind(v, p, to);
 		}
@@ -707,6 +709,13 @@ static void flow_step(struct view *v, const struct ptd_event *ev)
 		 * branch goes to the IP the next thread runs at, where perf
 		 * reports it too */
 		return;
+	case PTD_EV_PAGING:
+		/* libipt reports the PIP of each PSB+ as a status update (in
+		 * a guest every PSB+ has one), which may fall between a branch
+		 * and its target: the flow goes on */
+		if (ev->flags & PTD_EVF_STATUS)
+			return;
+		break;
 	case PTD_EV_EXEC_MODE:
 	case PTD_EV_TIME:
 		/* libipt reports the mode of each PSB+, which may fall between

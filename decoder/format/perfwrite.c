@@ -44,17 +44,25 @@ struct perfwrite {
 	uint64_t *aux_index;     /* pairs: file offset, record header size */
 	size_t naux, aux_cap;
 	struct pw_buf rec;       /* scratch for building records */
-	uint64_t guest_id;       /* records of this sample id are guest
-				  * sideband (perfwrite_set_guest_id) */
+	uint64_t guest_id;       /* records of sample ids [guest_id,
+				  * guest_id + guest_n) are guest sideband
+				  * (perfwrite_set_guest_ids) */
+	uint64_t guest_n;
 	/* perfwrite_split_by_cpu: the data.CPU files */
 	char *split_dir;
 	FILE **cpu_f;
 	size_t ncpu;
 };
 
+void perfwrite_set_guest_ids(struct perfwrite *w, uint64_t first, uint64_t n)
+{
+	w->guest_id = first;
+	w->guest_n = n;
+}
+
 void perfwrite_set_guest_id(struct perfwrite *w, uint64_t id)
 {
-	w->guest_id = id;
+	perfwrite_set_guest_ids(w, id, id ? 1 : 0);
 }
 
 static int pw_fail(struct perfwrite *w, int code, const char *what)
@@ -314,7 +322,7 @@ static int pw_end(struct perfwrite *w, const struct perfwrite_sid *sid)
 	uint16_t size;
 	int r = 0;
 
-	if (sid && w->guest_id && sid->id == w->guest_id) {
+	if (sid && sid->id >= w->guest_id && sid->id - w->guest_id < w->guest_n) {
 		/* perf inject --guest-data's rule: user -> guest user, all
 		 * else -> guest kernel */
 		uint16_t misc = util_le16(w->rec.p + 4);

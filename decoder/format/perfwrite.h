@@ -64,6 +64,8 @@ int perfwrite_add_attr(struct perfwrite *w, const void *attr,
  * _GUEST_KERNEL (anything else), as `perf inject --guest-data` rewrites
  * a guest's records.  0: none (the default). */
 void perfwrite_set_guest_id(struct perfwrite *w, uint64_t id);
+/* The same for the n sample ids first, first + 1, ... (a guest's vcpus). */
+void perfwrite_set_guest_ids(struct perfwrite *w, uint64_t first, uint64_t n);
 
 /* Appends a complete record (header.size must equal len, a multiple of 8).
  * Returns the file offset of the record (>= 0) or a negative error. */

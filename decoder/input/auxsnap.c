@@ -8,6 +8,7 @@
 #include "util.h"
 
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -78,6 +79,10 @@ static int fix_queue(struct input *in, const struct input_queue *q, int tsc,
 			if (rc)
 				return rc;
 			if (cur->npieces) {
+				snprintf(cur->gap_after, sizeof(cur->gap_after),
+					 "snapshot gap: AUX snapshot %zu does not "
+					 "continue snapshot %zu (the ring wrapped "
+					 "between them): trace lost", k, k - 1);
 				rc = new_queue(out, nout, q, q->npieces - k);
 				if (rc)
 					return rc;

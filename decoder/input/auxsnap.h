@@ -10,7 +10,9 @@
  * so every byte is decoded once; where a snapshot does not continue the
  * one before, its queue is split there and decoding starts over at its
  * PSB.  Skipped bytes, snapshots and gaps are counted in the statistics;
- * each gap is a warning naming the CPU, the snapshots and their TSCs.
+ * each gap is a warning naming the CPU and the snapshots, and an event in
+ * the flow: the queue before it says so (input_queue.gap_after), and the
+ * Intel PT decoders end its flow with a PTD_EV_GAP there.
  */
 #ifndef PTD_AUXSNAP_H
 #define PTD_AUXSNAP_H

@@ -69,6 +69,10 @@ struct input_queue {
 	uint8_t *owned;         /* the pieces made contiguous, on demand */
 	const uint8_t *data;    /* contiguous bytes when known */
 	size_t size;
+	/* snapshot mode (auxsnap): the trace lost after this queue, before
+	 * the next one of its CPU, as the text of the gap event that ends
+	 * its flow; "" when none */
+	char gap_after[200];
 };
 
 /* A CoreSight trace ID announced for a CPU (AUX_OUTPUT_HW_ID). */

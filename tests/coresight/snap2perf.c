@@ -25,7 +25,10 @@
  *     the queue (a decoder resets between records, as perf's does, so the
  *     flow is N times the buffer's: many chunks for parallel decoding);
  *     --garble K damages every K-th copy (one byte in 61 flipped past its
- *     first 256), so that decoders report errors in some chunks.
+ *     first 256), so that decoders report errors in some chunks;
+ *     --per-cpu splits a formatted buffer by trace ID instead, one queue
+ *     per source on its CPU holding that source's bytes unformatted (flag
+ *     CORESIGHT_FORMAT_RAW), as `perf record -a` writes per-CPU queues.
  * The source's CPU is N for a core named cpu_N, else an unused number.
  * MMAP2 file names are the dumps' absolute paths, or DIR/<file as in the
  * .ini> with --image-root (then found with ptdecode --search-path).
@@ -193,10 +196,81 @@ static void raw_record(struct perfwrite *w, uint32_t type, uint16_t misc,
 		die("writing record type %u failed", type);
 }
 
+/* The bytes of trace ID want in a formatted buffer (CoreSight
+ * architecture, the trace formatter's 16-byte frames): an even byte with
+ * bit 0 set names a new ID, effective at once when its auxiliary bit (bit
+ * k of byte 15 for byte 2k) is 0, after the next byte when it is 1; an
+ * even data byte's bit 0 is its auxiliary bit; odd bytes are data.
+ * Returns the number written to out (at most n). */
+static size_t deformat(const uint8_t *buf, size_t n, uint8_t want, uint8_t *out)
+{
+	int cur = -1;
+	size_t k = 0;
+
+	for (size_t f = 0; f + 16 <= n; f += 16) {
+		const uint8_t *fr = buf + f;
+
+		for (int j = 0; j < 8; j++) {
+			uint8_t b = fr[2 * j];
+			int aux = fr[15] >> j & 1, later = -1;
+
+			if (b & 1) {
+				if (aux)
+					later = b >> 1;
+				else
+					cur = b >> 1;
+			} else if (cur == want) {
+				out[k++] = (uint8_t)((b & 0xfe) | aux);
+			}
+			if (j < 7 && cur == want)
+				out[k++] = fr[2 * j + 1];
+			if (later >= 0)
+				cur = later;
+		}
+	}
+	return k;
+}
+
+/* --per-cpu: queue i holds source i's bytes of its buffer, unformatted. */
+static void per_cpu_queues(struct perfwrite *w, const struct cssnap *s,
+			   const struct src *src, size_t nsrc,
+			   struct util_map *maps, struct perfwrite_sid *sid,
+			   uint64_t *t)
+{
+	for (size_t i = 0; i < nsrc; i++) {
+		size_t b = src[i].buf, len;
+		uint8_t *data;
+
+		if (!maps[b].data &&
+		    util_map_file(s->buf[b].path, &maps[b], err, sizeof(err)))
+			die("trace buffer %s: %s", s->buf[b].path, err);
+		data = malloc(maps[b].size + 1);
+		if (!data)
+			die("out of memory");
+		len = deformat(maps[b].data, maps[b].size, src[i].trace_id, data);
+		sid->pid = sid->tid = PROC_PID;
+		sid->time = ++*t;
+		sid->id = CS_ETM_ID + i;
+		sid->cpu = (uint32_t)src[i].cpu;
+		check(perfwrite_aux(w, sid, 0, len, AUX_FLAG_CORESIGHT_RAW), "AUX");
+		check(perfwrite_auxtrace(w, data, len, 0, 0x5e1f0000ull + i,
+					 (uint32_t)i, PROC_PID,
+					 (uint32_t)src[i].cpu), "AUXTRACE");
+		printf("queue %zu ID %#x cpu %d bytes %zu\n", i, src[i].trace_id,
+		       src[i].cpu, len);
+		/* where perf takes a thread from (cs_etm__get_pid_fmt) */
+		printf("pidfmt %#x %s\n", src[i].trace_id,
+		       src[i].nregs == 4 ? (src[i].regs[0] >> 14 & 1 ? "ctxid" : "none") :
+		       src[i].regs[0] & (1u << 7 | 1u << 15) ? "vmid" :
+		       src[i].regs[0] >> 6 & 1 ? "ctxid" : "none");
+		free(data);
+	}
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: snap2perf [--hdr-version 1|2] [--image-root DIR] "
-		"[--repeat N [--garble K]] SNAPSHOT_DIR OUT.perf.data\n");
+		"[--repeat N [--garble K] | --per-cpu] SNAPSHOT_DIR OUT.perf.data\n");
 	exit(2);
 }
 
@@ -212,6 +286,7 @@ int main(int argc, char **argv)
 	struct perfwrite *w;
 	uint64_t t = 1000000;
 	long repeat = 1, garble = 0;
+	int per_cpu = 0;
 	uint8_t *bad = NULL;
 
 	for (int i = 1; i < argc; i++) {
@@ -223,6 +298,8 @@ int main(int argc, char **argv)
 			repeat = atol(argv[++i]);
 		else if (!strcmp(argv[i], "--garble") && i + 1 < argc)
 			garble = atol(argv[++i]);
+		else if (!strcmp(argv[i], "--per-cpu"))
+			per_cpu = 1;
 		else if (argv[i][0] == '-')
 			usage();
 		else if (!dir)
@@ -233,7 +310,7 @@ int main(int argc, char **argv)
 			usage();
 	}
 	if (!dir || !out || version < 1 || version > 2 || repeat < 1 ||
-	    repeat > 1000000 || garble < 0)
+	    repeat > 1000000 || garble < 0 || (per_cpu && (repeat > 1 || garble)))
 		usage();
 	rc = cssnap_load(dir, &s, err, sizeof(err));
 	if (rc)
@@ -474,8 +551,16 @@ int main(int argc, char **argv)
 			       src[i].cpu, cs_proto_name(src[i].proto),
 			       src[i].cpu_from_name ? "from-name" : "invented");
 		}
+		if (per_cpu) {
+			if (raw_bufs) {
+				printf("UNSUPPORTED: --per-cpu splits formatted "
+				       "buffers; %s has unformatted ones\n", dir);
+				exit(3);
+			}
+			per_cpu_queues(w, s, src, nsrc, maps, &sid, &t);
+		}
 		/* one AUX queue per buffer that has a source */
-		for (size_t b = 0, q = 0; b < s->nbuf; b++) {
+		for (size_t b = 0, q = 0; b < s->nbuf && !per_cpu; b++) {
 			size_t first = nsrc;
 
 			for (size_t i = 0; i < nsrc && first == nsrc; i++)

@@ -120,6 +120,27 @@ def main():
             fail("--stats %s: %s, the snapshots' places say %d" % (k, st.get(k), v))
     if warned != gaps:
         fail("%d snapshot gap warnings, %d gaps" % (warned, gaps))
+    # each gap is an event of the flow: a gap line in --insn and JSON,
+    # counted in --stats' gaps, with both decoders
+    for dec in ("fast", "libipt"):
+        p = run([ptdecode, "-q", "--decoder=" + dec, "--insn", "--no-sym",
+                 "--no-disasm", out])
+        n = len(re.findall(r"^\[gap .*snapshot gap: ", p.stdout, re.M))
+        p = run([ptdecode, "-q", "--decoder=" + dec, "--insn", "--format=json",
+                 out])
+        nj = len(re.findall(r'^\{"type":"gap".*"msg":"snapshot gap: ', p.stdout, re.M))
+        if n != gaps or nj != gaps or int(st.get("gaps", -1)) != gaps:
+            fail("--decoder=%s: %d gap lines, %d JSON gap lines, --stats gaps %s; "
+                 "%d snapshot gaps" % (dec, n, nj, st.get("gaps"), gaps))
+    # the last branch before each gap is listed as perf lists it
+    cb = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli",
+                      "check_branches.py")
+    # (perf 6.1 reads no AUX data out of a directory's data.N files)
+    for opt in ([], ["--decoder=libipt"]) if pd == os.path.join(out, "perf.data") else []:
+        p = run([sys.executable, cb, ptdecode, out] + opt)
+        print(p.stdout.strip())
+        if p.returncode:
+            fail("--branches %s differ from perf script's" % " ".join(opt))
     if not FAILS:
         print("OK: %d snapshots, %d bytes of overlap skipped, %d gaps reported"
               % (len(snaps), overlap, gaps))

@@ -9,14 +9,18 @@
 #                  the host's hypervisor process maps no code, so only
 #                  the guest's images can decode it.  perf script, and
 #                  ptdecode's two decoders at -j1 and -j2, must list
-#                  exactly expected.insn, and ptdecode --branches
-#                  perf's branches, thread by guest thread (perf names
+#                  exactly expected.insn, and ptdecode --branches (both
+#                  decoders) perf's branches, thread by guest thread (perf names
 #                  guest samples by the guest's pid/tid, and so does
 #                  ptdecode in guest code).  Then the guest sideband is
 #                  damaged (an ID_INDEX naming another id; an ID_INDEX
 #                  without machine fields): nothing decodes, and ptdecode
 #                  counts the guest records it could not use (counted
 #                  independently by guest_mutate.py) and names the problem.
+#   MODE exits     the same with VM exits and entries (ptsynth --vm-exits:
+#                  tracing stops at an exit, resumes with PIP and VMCS at
+#                  the entry) in the middle of PSB segments (a PSB every
+#                  4 KiB of trace).
 #   MODE code      ptsynth record --guest-code: no guest sideband, the
 #                  guest's code is the traced process's memory: without
 #                  --guest-code nothing decodes (an error that says why);
@@ -30,13 +34,15 @@ here=$(dirname "$0")
 command -v perf >/dev/null 2>&1 || { echo "SKIP: perf not installed"; exit 77; }
 command -v python3 >/dev/null 2>&1 || { echo "SKIP: python3 not installed"; exit 77; }
 
+psb=256
 case $mode in
 sideband) opt=--guest; gc= ;;
+exits) opt="--guest --vm-exits 0.002"; gc=; psb=4096; mode=sideband ;;
 code) opt=--guest-code; gc=--guest-code ;;
 *) echo "FAIL: unknown mode $mode"; exit 1 ;;
 esac
 rm -rf "$out"
-"$ptsynth" record -o "$out" $opt --psb-period 256 --quantum 300 "$@" \
+"$ptsynth" record -o "$out" $opt --psb-period $psb --quantum 300 "$@" \
 	>"$out.stdout" 2>"$out.stderr" || { echo "FAIL: ptsynth failed:"; cat "$out.stderr"; exit 1; }
 n=$(wc -l <"$out/expected.insn")
 [ "$n" -gt 0 ] || { echo "FAIL: no instructions recorded"; exit 1; }
@@ -86,8 +92,11 @@ if [ "$mode" = code ]; then
 	exit $rc
 fi
 
-# --branches (per guest thread, as perf names guest samples) against perf
+# --branches (per guest thread, as perf names guest samples) against perf,
+# both decoders (libipt reports each PSB+'s PIP, which is no break in the
+# flow)
 python3 "$here/../cli/check_branches.py" "$ptdecode" "$out" || rc=1
+python3 "$here/../cli/check_branches.py" "$ptdecode" "$out" --decoder=libipt || rc=1
 
 for damage in unknown-id plain; do
 	bad="$out.$damage.data"

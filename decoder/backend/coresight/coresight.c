@@ -50,6 +50,7 @@ int coresight_queue_info(const struct backend *b, size_t i, int *cpu,
 			 uint8_t *trace_id, int *proto)
 { return PTD_ERR_INVAL; }
 size_t coresight_warning_count(const struct backend *b) { return 0; }
+int coresight_set_perf_keys(struct backend *b) { return PTD_ERR_UNSUPPORTED; }
 const char *coresight_warning(const struct backend *b, size_t i) { return NULL; }
 
 #else
@@ -57,6 +58,7 @@ const char *coresight_warning(const struct backend *b, size_t i) { return NULL; 
 #include "csbackend.h"
 #include "csdec.h"
 #include "csevent.h"
+#include "cskey.h"
 #include "cspool.h"
 #include "cstree.h"
 
@@ -253,6 +255,7 @@ static void cs_destroy(struct backend *b)
 	if (!cb)
 		return;
 	cspool_stop(cb);
+	cskey_free(cb->keys);
 	csdec_free(&cb->main);
 	for (size_t i = 0; i < cb->nq; i++) {
 		free(cb->q[i].srcs);
@@ -267,6 +270,15 @@ static void cs_destroy(struct backend *b)
 	free(cb->q);
 	free(cb->units);
 	free(cb);
+}
+
+int coresight_set_perf_keys(struct backend *b)
+{
+	struct cs_backend *cb = to_cs(b);
+
+	if (!cb->keys && !(cb->keys = cskey_new(cb)))
+		return PTD_ERR_NOMEM;
+	return 0;
 }
 
 /* The bytes of the units before the one being consumed. */

@@ -5,7 +5,8 @@
  * sees of it.  Its modules: cstree (decode trees and protocol
  * configurations), csguard (the packet guard), csdec (one decoder stepped
  * through a unit), cspool (units and parallel decoding), csevent (elements
- * to events); coresight.c opens and closes the backend.
+ * to events), cskey (perf's order keys for a merged timeline); coresight.c
+ * opens and closes the backend.
  *
  * The backend is opened from a description (struct coresight_desc) that
  * input loaders build: queues, each one decode tree over a list of chunks
@@ -128,6 +129,13 @@ int coresight_open_perf(const struct cs_etm_info *info,
 			const struct coresight_queue_desc *queues,
 			size_t nqueues, struct imgstore *st, unsigned threads,
 			struct backend **out, char *err, size_t errlen);
+
+/* For a merged timeline (backend/queuemerge.c, queuemerge_set_blocks):
+ * from here on ev.tsc is the key perf orders the event by (cskey.h:
+ * timestamp units, estimated per instruction range; 0: the block of the
+ * event before) instead of the last timestamp.  Call before the first
+ * event.  Returns 0 or PTD_ERR_NOMEM. */
+int coresight_set_perf_keys(struct backend *b);
 
 /* An OpenCSD instruction range (or an inaccessible address), as decoded. */
 struct coresight_range {

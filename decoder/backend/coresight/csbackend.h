@@ -82,6 +82,11 @@ struct cs_backend {
 	uint32_t ctxid, vmid;
 	uint64_t tsc;
 
+	/* perf's order keys (cskey.h), when merged with other queues: ev.tsc
+	 * is then the key of the element being turned into events */
+	struct cskey *keys;
+	uint64_t key;
+
 	char **warn;
 	size_t nwarn;
 	char msg[512];

@@ -5,6 +5,7 @@
 #include "csbackend.h"
 #include "csdec.h"
 #include "csguard.h"
+#include "cskey.h"
 #include "cspool.h"
 #include "imgstore.h"
 #include "ptdecode.h"
@@ -59,7 +60,7 @@ static void ev_init(struct cs_backend *cb, struct ptd_event *ev,
 	ev->tid = cb->have_ctx ? (int32_t)cb->ctxid : -1;
 	ev->queue = (uint32_t)(cb->cur < cb->nq ? cb->cur : cb->nq - 1);
 	ev->offset = e->index;
-	ev->tsc = cb->tsc;
+	ev->tsc = cb->keys ? cb->key : cb->tsc;
 }
 
 /* The error after the last instruction of a range whose lengths do not
@@ -145,9 +146,9 @@ static int context_event(struct cs_backend *cb, const struct cs_elem *e,
 }
 
 /* A decoder error element: the guard's, or OpenCSD's text read when the
- * error was reported. */
+ * error was reported (text, NULL if none). */
 static void error_event(struct cs_backend *cb, const struct cs_elem *e,
-			struct ptd_event *ev)
+			const char *text, struct ptd_event *ev)
 {
 	ev_init(cb, ev, e, PTD_EV_ERROR);
 	ev->error = PTD_ERR_DECODE;
@@ -155,8 +156,8 @@ static void error_event(struct cs_backend *cb, const struct cs_elem *e,
 	if (e->guard)
 		csguard_message(cb->msg, sizeof(cb->msg), e->trace_id, e->guard);
 	else
-		snprintf(cb->msg, sizeof(cb->msg), "%s", e->msg && cb->el_str ?
-			 cb->el_str + e->msg - 1 : "OpenCSD: decode error");
+		snprintf(cb->msg, sizeof(cb->msg), "%s",
+			 text ? text : "OpenCSD: decode error");
 	ev->msg = cb->msg;
 }
 
@@ -192,7 +193,7 @@ static void gap_event(struct cs_backend *cb, const struct cs_elem *e,
 
 /* Turns one element into an event; returns 1 if ev was filled. */
 static int elem_event(struct cs_backend *cb, const struct cs_elem *e,
-		      struct ptd_event *ev)
+		      const char *text, struct ptd_event *ev)
 {
 	switch (e->type) {
 	case OCSD_GEN_TRC_ELEM_INSTR_RANGE:
@@ -229,7 +230,7 @@ static int elem_event(struct cs_backend *cb, const struct cs_elem *e,
 		ev_init(cb, ev, e, PTD_EV_TIME);
 		return 1;
 	case CS_EL_ERROR:
-		error_event(cb, e, ev);
+		error_event(cb, e, text, ev);
 		return 1;
 	}
 	return 0;
@@ -240,6 +241,8 @@ int csevent_next(struct backend *b, struct ptd_event *ev)
 	struct cs_backend *cb = (struct cs_backend *)b;
 
 	for (;;) {
+		const struct cs_elem *e;
+		const char *text;
 		int rc;
 
 		if (cb->have_pending) {
@@ -249,12 +252,17 @@ int csevent_next(struct backend *b, struct ptd_event *ev)
 		}
 		if (cb->in_range)
 			return next_insn(cb, ev);
-		if (cb->el_head == cb->el_n) {
-			rc = cspool_pump(cb);
+		if (cb->keys) {
+			rc = cskey_next(cb, cb->keys, &e, &text, &cb->key);
 			if (rc)
 				return rc;
+		} else {
+			if (cb->el_head == cb->el_n && (rc = cspool_pump(cb)))
+				return rc;
+			e = &cb->el[cb->el_head++];
+			text = e->msg && cb->el_str ? cb->el_str + e->msg - 1 : NULL;
 		}
-		if (elem_event(cb, &cb->el[cb->el_head++], ev))
+		if (elem_event(cb, e, text, ev))
 			return 0;
 	}
 }

@@ -70,7 +70,6 @@ static ocsd_datapath_resp_t push_elem(const void *ctx, const ocsd_trc_index_t id
 	case OCSD_GEN_TRC_ELEM_SYNC_MARKER:
 	case OCSD_GEN_TRC_ELEM_MEMTRANS:
 	case OCSD_GEN_TRC_ELEM_CUSTOM:
-	case OCSD_GEN_TRC_ELEM_EO_TRACE:
 		return OCSD_RESP_CONT;   /* nothing we report */
 	default:
 		break;

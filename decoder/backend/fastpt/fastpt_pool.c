@@ -74,7 +74,11 @@ static void run_segment(struct worker *w, struct segment *seg)
 	if (!seg->recs)
 		take_spare(w->fb, seg);
 	size_records(w->fb, seg);
-	if (fq->failed || walk_decode_segment(w, fq, seg)) {
+	/* a queue ending in a snapshot gap: libipt decodes its last segment
+	 * (the gap event says where the flow went on, intelpt.h) */
+	if (fq->failed ||
+	    (fq->q.end_gap && (size_t)(seg - fq->segs) + 1 == fq->nsegs) ||
+	    walk_decode_segment(w, fq, seg)) {
 		/* the consumer switches this queue to libipt */
 		seg_reset_output(seg);
 		seg->fallback = 1;
