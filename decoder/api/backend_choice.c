@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "backend_choice.h"
 #include "perfclock.h"
+#include "prefetch.h"
 #include "queuemerge.h"
 #include "perf_abi.h"
 #include "coresight.h"
@@ -17,6 +18,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ------------------------------------------------------------------ */
 /* Intel PT                                                            */
@@ -274,6 +276,12 @@ static int merge_queues(const struct ptd_open_opts *o, const struct input *in)
 	       !(o->flags & (PTD_OPEN_PER_QUEUE | PTD_OPEN_COUNT_ONLY));
 }
 
+/* Threads for a merged session's queues: -j, 0 one per core. */
+static long merge_threads(const struct ptd_open_opts *o)
+{
+	return o->threads ? (long)o->threads : sysconf(_SC_NPROCESSORS_ONLN);
+}
+
 /* A backend per queue, merged in time order. */
 static int new_merged_ipt(const struct ptd_open_opts *o, struct input *in,
 			  const struct intelpt_params *p,
@@ -296,6 +304,12 @@ static int new_merged_ipt(const struct ptd_open_opts *o, struct input *in,
 		stops[i] = intelpt_perf_to_tsc(p, in->record_times[i]);
 	for (i = 0; i < in->nqueues && !rc; i++) {
 		rc = new_ipt_backend(o, in, p, &iq[i], 1, in->sb, &be[i], err, errlen);
+		/* -j2 and up: the queues decode ahead in parallel */
+		if (!rc && merge_threads(o) > 1 &&
+		    prefetch_new(be[i], !!(o->flags & PTD_OPEN_INSN_TEXT), &be[i])) {
+			rc = PTD_ERR_NOMEM;    /* prefetch_new freed be[i] */
+			util_errf(err, errlen, "out of memory");
+		}
 		/* perf's times order the queues (perfclock.h) */
 		if (!rc && perfclock_new(p, &iq[i], in->sb, &clocks[i])) {
 			be[i]->destroy(be[i]);

@@ -19,7 +19,8 @@ per CPU):
  2. ptrace's ground truth: per thread, the instructions are expected.insn's
     (split by expected.threads, "CPU TID" per line), each on its CPU.
 
-Also: the timeline really interleaves (the CPU changes many times), times
+Also: -j2 prints the same bytes as -j1 (with disassembly); the timeline
+really interleaves (the CPU changes many times), times
 never go back; --per-queue gives each queue whole, one after another
 (each equal to the timeline's instructions of that CPU; their times, and
 so the thread at a switch, are perf's in the timeline, the decoder's own
@@ -248,6 +249,13 @@ def main():
             nbr, nparked, late = compare_branches(
                 ours_branches(run(base + ['--branches', cap])), pbr, what)
             compare_calls(ours_calls(run(base + ['--calls', cap])), pcalls, late, what)
+        # -j2 decodes the queues ahead on threads of their own: the same
+        # bytes as -j1, disassembly (the decoder's text) included
+        full = [run([ptdecode, '-q', '--decoder=' + dec, '-j', j, '-t', '--insn', cap])
+                for j in ('1', '2')]
+        if full[0] != full[1]:
+            a, b = full[0].splitlines(), full[1].splitlines()
+            first_diff(b, a, '--decoder=%s --insn -j2 vs -j1' % dec)
         # queue after queue: each CPU's instructions whole
         pq = ours_insns(run([ptdecode, '-q', '--decoder=' + dec, '--per-queue', '-t',
                              '--no-sym', '--insn', '--no-disasm', cap]))
