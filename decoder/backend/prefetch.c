@@ -67,12 +67,15 @@ static void *worker(void *arg)
 		if (!free_slots) {
 			if (filled)
 				publish(p, &filled, 0);
+			int stop;
+
 			pthread_mutex_lock(&p->mu);
 			while (p->count == PF_SLOTS && !p->stop)
 				pthread_cond_wait(&p->not_full, &p->mu);
 			free_slots = PF_SLOTS - p->count;
+			stop = p->stop;
 			pthread_mutex_unlock(&p->mu);
-			if (p->stop)
+			if (stop)
 				return NULL;
 		}
 		/* the slots past count are the worker's own */
