@@ -479,6 +479,10 @@ enum ptd_sample_flags {
 	/* the callchain did not fit in its record, or a deferred marker had
 	 * no cookie: left out (callchain_nr 0) */
 	PTD_SAMPLE_CALLCHAIN_BAD = 1u << 2,
+	/* the callchain (or its deferred user part) holds an entry at or
+	 * above PERF_CONTEXT_MAX that names no context: perf takes it as
+	 * corrupt and shows none of it, so it is left out (callchain_nr 0) */
+	PTD_SAMPLE_CALLCHAIN_CORRUPT = 1u << 3,
 };
 
 struct ptd_branch_entry {
@@ -527,6 +531,8 @@ struct ptd_samples_stats {
 	uint64_t branch_stacks;      /* samples with a branch stack */
 	uint64_t lost_samples;       /* LOST_SAMPLES counts, and LOST (records
 				      * of any kind lost) */
+	uint64_t callchains_corrupt; /* callchains with an entry at or above
+				      * PERF_CONTEXT_MAX naming no context */
 };
 
 /* Reads every sample of path (perf.data, or a capture directory holding

@@ -152,6 +152,8 @@ static void sample_json(struct sv *v, const struct ptd_sample *smp, size_t idx)
 		fprintf(f, ",\"deferred_missing\":true");
 	if (smp->flags & PTD_SAMPLE_CALLCHAIN_BAD)
 		fprintf(f, ",\"callchain_bad\":true");
+	if (smp->flags & PTD_SAMPLE_CALLCHAIN_CORRUPT)
+		fprintf(f, ",\"callchain_corrupt\":true");
 	if (smp->nbranches) {
 		fputs(",\"branches\":[", f);
 		for (size_t k = 0; k < smp->nbranches; k++)
@@ -204,6 +206,8 @@ static void sample_text(struct sv *v, const struct ptd_sample *smp, size_t idx)
 		fprintf(f, "\t(deferred user callchain %" PRIu64 " never came)\n", smp->cookie);
 	if (smp->flags & PTD_SAMPLE_CALLCHAIN_BAD)
 		fprintf(f, "\t(callchain runs past its record: left out)\n");
+	if (smp->flags & PTD_SAMPLE_CALLCHAIN_CORRUPT)
+		fprintf(f, "\t(callchain holds an entry naming no context: left out)\n");
 	if (v->probes && (v->probes[2 * idx].flags & CS_RESOLVED)) {
 		const struct cs_probe *p = &v->probes[2 * idx];
 
@@ -338,11 +342,12 @@ static void print_stats(const struct sv *v)
 		"deferred never came: %" PRIu64 "\ndeferred records: %" PRIu64 "\n"
 		"deferred records unmatched: %" PRIu64 "\ncookies reused: %" PRIu64 "\n"
 		"callchains bad: %" PRIu64 "\nrecords bad: %" PRIu64 "\n"
-		"branch stacks: %" PRIu64 "\nlost samples: %" PRIu64 "\n",
+		"branch stacks: %" PRIu64 "\nlost samples: %" PRIu64 "\n"
+		"callchains corrupt: %" PRIu64 "\n",
 		st.samples, st.callchains, st.deferred_samples, st.stitched,
 		st.deferred_missing, st.deferred_records, st.deferred_unmatched,
 		st.cookies_reused, st.callchains_bad, st.records_bad, st.branch_stacks,
-		st.lost_samples);
+		st.lost_samples, st.callchains_corrupt);
 }
 
 int samples_view_run(const struct cli_opts *o)

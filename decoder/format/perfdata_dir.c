@@ -241,6 +241,27 @@ int perfdata_dir_open(const char *path, struct perfdata_dir **out, char *err,
 	return 0;
 }
 
+int perfdata_dir_open_file(const char *path, struct perfdata_dir **out,
+			   char *err, size_t errlen)
+{
+	struct perfdata_dir *d = calloc(1, sizeof(*d));
+	int rc;
+
+	*out = NULL;
+	if (!d || !(d->f = calloc(1, sizeof(*d->f)))) {
+		free(d);
+		util_errf(err, errlen, "out of memory");
+		return PTD_ERR_NOMEM;
+	}
+	rc = open_file(d, 0, path, NULL, err, errlen);
+	if (rc) {
+		perfdata_dir_close(d);
+		return rc;
+	}
+	*out = d;
+	return 0;
+}
+
 void perfdata_dir_close(struct perfdata_dir *d)
 {
 	if (!d)

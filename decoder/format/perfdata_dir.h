@@ -34,6 +34,12 @@ int perfdata_dir_is(const char *path);
  * a message in err. */
 int perfdata_dir_open(const char *path, struct perfdata_dir **out, char *err,
 		      size_t errlen);
+/* Opens one perf.data file (no directory) to read its records in the same
+ * merged order: a file is not in time order by itself either (perf record
+ * drains each CPU's ring in turn, so a round holds one CPU's records after
+ * another's, and perf sorts them by time before using them). */
+int perfdata_dir_open_file(const char *path, struct perfdata_dir **out,
+			   char *err, size_t errlen);
 /* Closes every file; the header reader too unless it was taken. */
 void perfdata_dir_close(struct perfdata_dir *d);
 

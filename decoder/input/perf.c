@@ -465,28 +465,37 @@ int perf_pt_have_tsc(const struct input *in)
 int perf_read_sideband(struct input *in, char *err, size_t errlen)
 {
 	struct perfdata_record r;
+	struct perfdata_dir *d;
+	size_t file;
 	char msg[512];
 	int rc;
 
 	if (perfdata_dir_is(in->perf_path))
 		return perfdir_read_sideband(in, err, errlen);
-	rc = perfdata_open(in->perf_path, &in->pd, msg, sizeof(msg));
+	/* in time order, as perf uses them: a FORK must see the parent's
+	 * mappings even when another CPU's ring wrote them later */
+	rc = perfdata_dir_open_file(in->perf_path, &d, msg, sizeof(msg));
 	if (rc) {
 		util_errf(err, errlen, "%s", msg);
 		return rc;
 	}
-	while ((rc = perfdata_next(in->pd, &r)) == 0) {
+	in->pd = perfdata_dir_header(d, 1);
+	while ((rc = perfdata_dir_next(d, &r, &file)) == 0) {
 		in->sink.stats->sideband_records++;
 		rc = perf_on_record(in, &r, err, errlen);
-		if (rc < 0)
+		if (rc < 0) {
+			perfdata_dir_close(d);
 			return rc;
+		}
 	}
 	if (rc != PTD_ERR_END) {
 		/* hostile-input fix: name the problem (the reader's message). */
 		util_errf(err, errlen, "perf.data: cannot read records: %s",
-			  perfdata_errmsg(in->pd));
+			  perfdata_dir_errmsg(d));
+		perfdata_dir_close(d);
 		return rc;
 	}
+	perfdata_dir_close(d);
 	for (const char *const *w = perfdata_warnings(in->pd); w && *w; w++)
 		input_warn(in, "%s", *w);
 	in->sink.stats->truncated = perfdata_truncated(in->pd);

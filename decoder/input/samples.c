@@ -2,6 +2,7 @@
 #include "samples.h"
 #include "perf_abi.h"
 #include "perfdata.h"
+#include "perfdata_dir.h"
 #include "util.h"
 
 #include <inttypes.h>
@@ -137,6 +138,20 @@ static int find_deferred(const uint64_t *cc, size_t n, uint64_t *cookie)
 	return 0;
 }
 
+static uint8_t ctx_of(uint64_t marker);
+
+/* An entry at or above PD_CONTEXT_MAX that names no context (a stray
+ * value the frame-pointer unwinder read as a return address): perf takes
+ * the callchain as corrupt and shows none of it. */
+static int corrupt_marker(const uint64_t *cc, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (cc[i] >= PD_CONTEXT_MAX && cc[i] != PD_CONTEXT_USER_DEFERRED &&
+		    ctx_of(cc[i]) == PTD_FRAME_UNKNOWN)
+			return 1;
+	return 0;
+}
+
 /* The index of a's name; the last ("") for an unknown attr or one added
  * after the names were taken (pipe mode). */
 static size_t event_of(struct loader *l, const struct perfdata_attr *a)
@@ -193,7 +208,12 @@ static int on_sample(struct loader *l, const struct perfdata_record *r)
 		return PTD_ERR_NOMEM;
 	e->raw_n = (size_t)s.callchain_nr;
 	d = find_deferred(ss->raw + e->raw_off, e->raw_n, &e->cookie);
-	if (d < 0) {
+	if (corrupt_marker(ss->raw + e->raw_off, d > 0 ? e->raw_n - 2 : e->raw_n)) {
+		e->flags |= PTD_SAMPLE_CALLCHAIN_CORRUPT;
+		ss->st.callchains_corrupt++;
+		e->raw_n = 0;
+		d = 0;
+	} else if (d < 0) {
 		e->flags |= PTD_SAMPLE_CALLCHAIN_BAD;
 		ss->st.callchains_bad++;
 		e->raw_n = 0;
@@ -358,7 +378,12 @@ static int stitch(struct sample_set *ss)
 
 		e->cc_off = ss->nframes;
 		rc = append_frames(ss, e->raw_off, e->raw_n, PTD_FRAME_UNKNOWN);
-		if (!rc && d) {
+		if (!rc && d && corrupt_marker(ss->raw + d->off, d->n)) {
+			/* as a corrupt sample callchain: none of it */
+			ss->nframes = e->cc_off;
+			e->flags |= PTD_SAMPLE_CALLCHAIN_CORRUPT;
+			ss->st.callchains_corrupt++;
+		} else if (!rc && d) {
 			rc = append_frames(ss, d->off, d->n, PTD_FRAME_USER);
 			e->flags |= PTD_SAMPLE_STITCHED;
 			e->deferred_time = d->time;
@@ -412,6 +437,11 @@ static int report(struct sample_set *ss, const char *path)
 		rc |= warnf(ss, "%s: %" PRIu64 " sample callchain(s) run past "
 			    "their record or end in a deferred marker without a "
 			    "cookie: left out", path, st->callchains_bad);
+	if (st->callchains_corrupt)
+		rc |= warnf(ss, "%s: %" PRIu64 " sample callchain(s) hold a value "
+			    "at or above PERF_CONTEXT_MAX that names no context "
+			    "(a stray return address): left out, as perf does",
+			    path, st->callchains_corrupt);
 	if (st->records_bad)
 		rc |= warnf(ss, "%s: %" PRIu64 " SAMPLE/CALLCHAIN_DEFERRED "
 			    "record(s) too short to read: skipped", path,
@@ -435,18 +465,22 @@ static int name_events(struct loader *l, struct perfdata *pd)
 	return 0;
 }
 
-static int read_records(struct loader *l, struct perfdata *pd, char *err,
+/* Records in time order, as perf handles them (a thread's name at a
+ * sample is the one its COMM and FORK records gave it by then, whichever
+ * CPU's ring they were written from). */
+static int read_records(struct loader *l, struct perfdata_dir *d, char *err,
 			size_t errlen)
 {
+	struct perfdata *pd = perfdata_dir_header(d, 0);
 	struct perfdata_record r;
+	size_t file;
 	int rc = name_events(l, pd);
 
 	if (rc)
 		return rc;
 
-	while ((rc = perfdata_next(pd, &r)) == 0 || rc == PTD_ERR_UNSUPPORTED) {
-		if (rc)
-			continue;
+	while ((rc = perfdata_dir_next(d, &r, &file)) == 0) {
+		l->pd = perfdata_dir_reader(d, file);   /* r.attr is in its attrs */
 		switch (r.type) {
 		case PD_RECORD_SAMPLE: rc = on_sample(l, &r); break;
 		case PD_RECORD_CALLCHAIN_DEFERRED: rc = on_deferred(l, &r); break;
@@ -461,12 +495,13 @@ static int read_records(struct loader *l, struct perfdata *pd, char *err,
 	}
 	if (rc != PTD_ERR_END) {
 		util_errf(err, errlen, "perf.data: cannot read records: %s",
-			  perfdata_errmsg(pd));
+			  perfdata_dir_errmsg(d));
 		return rc;
 	}
-	for (const char *const *w = perfdata_warnings(pd); w && *w; w++)
-		if (warnf(l->ss, "%s", *w))
-			return PTD_ERR_NOMEM;
+	for (size_t i = 0; i < perfdata_dir_nfiles(d); i++)
+		for (const char *const *w = perfdata_dir_warnings(d, i); w && *w; w++)
+			if (warnf(l->ss, "%s", *w))
+				return PTD_ERR_NOMEM;
 	return 0;
 }
 
@@ -474,7 +509,7 @@ int samples_load(const char *path, struct sample_set **out, char *err,
 		 size_t errlen)
 {
 	struct loader l = { 0 };
-	struct perfdata *pd = NULL;
+	struct perfdata_dir *d = NULL;
 	char file[4096], msg[512];
 	struct stat sb;
 	int rc;
@@ -482,15 +517,17 @@ int samples_load(const char *path, struct sample_set **out, char *err,
 	*out = NULL;
 	if (!(l.ss = calloc(1, sizeof(*l.ss))))
 		return PTD_ERR_NOMEM;
-	/* a capture directory holds its perf.data */
-	snprintf(file, sizeof(file), "%s%s", path,
+	/* a capture directory holds its perf.data; perf record --threads
+	 * writes a directory */
+	snprintf(file, sizeof(file), "%s%s", path, !perfdata_dir_is(path) &&
 		 !stat(path, &sb) && S_ISDIR(sb.st_mode) ? "/perf.data" : "");
-	rc = perfdata_open(file, &pd, msg, sizeof(msg));
+	rc = perfdata_dir_is(file) ? perfdata_dir_open(file, &d, msg, sizeof(msg)) :
+	     perfdata_dir_open_file(file, &d, msg, sizeof(msg));
 	if (rc)
 		util_errf(err, errlen, "%s", msg);
 	else
-		rc = read_records(&l, pd, err, errlen);
-	perfdata_close(pd);
+		rc = read_records(&l, d, err, errlen);
+	perfdata_dir_close(d);
 	free(l.comms);
 	if (!rc)
 		rc = stitch(l.ss);

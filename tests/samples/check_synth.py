@@ -203,6 +203,11 @@ def main():
     last = "callchains checked: %d, disagree: %d" % (checked, len(expect_disagree))
     if out[-1] != last:
         fail("last line %r, expected %r" % (out[-1], last))
+    # the same listing and last line whichever --format
+    out_json = run([ptdecode, "--check-callchains", "--format=json", cap]).splitlines()
+    if out_json != out:
+        fail("--check-callchains --format=json: %d lines ending %r, the text view %d "
+             "ending %r" % (len(out_json), out_json[-1:], len(out), out[-1]))
 
     lo, hi = main_range(prog)
     own_wrong = 0
