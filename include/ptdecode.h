@@ -831,6 +831,45 @@ PTD_API int ptd_cursor_read_code(struct ptd_cursor *c, uint64_t addr,
 PTD_API int ptd_cursor_stack(struct ptd_cursor *c, struct ptd_frame *frames,
 			     size_t max, size_t *n);
 
+/* Source lines as a debugger steps them (DWARF line tables, libdw): the
+ * line-table entry around an address, and the addresses of a source line
+ * for a breakpoint. */
+struct ptd_line_range {
+	uint64_t start, end;       /* the entry: [start, end); end 0 unknown */
+	unsigned int line;
+	int is_stmt;               /* the entry begins a statement */
+	/* the function around addr (0: unknown): [func_start, func_end),
+	 * and where stepping into it stops (past a frame-pointer prologue) */
+	uint64_t func_start, func_end, func_body;
+	char file[256];
+	char function[128];        /* its name in the DWARF ("": none) */
+};
+
+/* The entry holding addr in pid's address space at the time of the last
+ * lookup (cursor moves set it).  Consecutive rows of one line collapse as
+ * gdb collapses them; a row that is not a statement yields to a statement
+ * row at its address.  Returns 0, or PTD_ERR_NO_IMAGE (no line there). */
+PTD_API int ptd_line_range(struct ptd_session *s, int pid, uint64_t addr,
+			   struct ptd_line_range *r);
+
+/* The addresses where a breakpoint on file:line stops in pid's images
+ * (file: a path or its last components): the statement entries of that
+ * line, the lowest one per lexical block, a function's opening line past
+ * its frame-pointer prologue; up to max in addrs, *n how many in all.
+ * Without code on that line, the next line that has some; *found_line is
+ * the line of the lowest address (the line after a skipped prologue; 0:
+ * none).  Returns 0 or a negative error. */
+PTD_API int ptd_line_addrs(struct ptd_session *s, int pid, const char *file,
+			   unsigned int line, uint64_t *addrs, size_t max,
+			   size_t *n, unsigned int *found_line);
+
+/* The addresses where a breakpoint on function name stops in pid's
+ * images: each function of that name in the DWARF, at its entry or past
+ * its frame-pointer prologue; up to max in addrs, *n how many in all (0:
+ * none has DWARF).  Returns 0 or a negative error. */
+PTD_API int ptd_func_addrs(struct ptd_session *s, int pid, const char *name,
+			   uint64_t *addrs, size_t max, size_t *n);
+
 #ifdef __cplusplus
 }
 #endif

@@ -5,6 +5,7 @@
 #include "imgstore.h"
 #include "input.h"
 #include "kcoredir.h"
+#include "linetab.h"
 #include "session.h"
 #include "sideband.h"
 #include "srcline.h"
@@ -26,13 +27,15 @@ struct symbols {
 	struct symfile *files;
 	size_t nfiles, cap;
 	struct srcline *src;         /* DWARF lines of ELF files */
+	struct linetab *lt;          /* line tables as a debugger steps */
 };
 
 struct symbols *symbols_new(void)
 {
 	struct symbols *sy = calloc(1, sizeof(*sy));
 
-	if (sy && !(sy->src = srcline_new())) {
+	if (sy && (!(sy->src = srcline_new()) || !(sy->lt = linetab_new()))) {
+		srcline_free(sy->src);
 		free(sy);
 		sy = NULL;
 	}
@@ -50,6 +53,7 @@ void symbols_free(struct symbols *sy)
 	}
 	free(sy->files);
 	srcline_free(sy->src);
+	linetab_free(sy->lt);
 	free(sy);
 }
 
@@ -231,4 +235,34 @@ int symbols_source_stmt(struct ptd_session *s, int pid, uint64_t addr,
 		return PTD_ERR_NO_IMAGE;
 	*line = (unsigned int)l;
 	return 0;
+}
+
+struct linetab *symbols_linetab(struct ptd_session *s)
+{
+	return s->sym->lt;
+}
+
+int symbols_elf_of(struct ptd_session *s, const struct imgstore_hit *hit,
+		   const char **debug, uint64_t *bias)
+{
+	struct symfile *sf;
+
+	*debug = NULL;
+	*bias = 0;
+	if (!hit->elf_path)
+		return PTD_ERR_NO_IMAGE;
+	sf = symfile_entry(s, hit->elf_path);
+	if (sf && sf->tab && symtab_load_bias(sf->tab, hit->start, hit->pgoff,
+					      bias))
+		*bias = 0;
+	*debug = sf ? sf->debug : NULL;
+	return 0;
+}
+
+int symbols_elf_at(struct ptd_session *s, int pid, uint64_t addr,
+		   struct imgstore_hit *hit, const char **debug, uint64_t *bias)
+{
+	memset(hit, 0, sizeof(*hit));
+	imgstore_lookup(s->in->st, pid, addr, lookup_time(s), hit);
+	return symbols_elf_of(s, hit, debug, bias);
 }

@@ -23,4 +23,21 @@ struct ptd_session;
 int symbols_source_stmt(struct ptd_session *s, int pid, uint64_t addr,
 			char *file, size_t len, unsigned int *line, int *stmt);
 
+struct imgstore_hit;
+struct linetab;
+
+/* The session's line tables (linetab.h). */
+struct linetab *symbols_linetab(struct ptd_session *s);
+
+/* The ELF file of an image version (hit): its separate debug file (NULL:
+ * none) and load bias (runtime address - ELF address).  Returns 0, or
+ * PTD_ERR_NO_IMAGE when the version has no ELF file. */
+int symbols_elf_of(struct ptd_session *s, const struct imgstore_hit *hit,
+		   const char **debug, uint64_t *bias);
+
+/* The same for the version at (pid, addr) at the lookup time, filling
+ * hit. */
+int symbols_elf_at(struct ptd_session *s, int pid, uint64_t addr,
+		   struct imgstore_hit *hit, const char **debug, uint64_t *bias);
+
 #endif

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* dap (stage: cli/): `ptdecode dap`, the Debug Adapter Protocol server. */
 #include "dap.h"
+#include "dapstep.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -35,7 +36,11 @@ struct bp {
 	char *path;           /* source breakpoints */
 	char *name;           /* function breakpoints */
 	uint64_t addr;        /* instruction breakpoints */
-	unsigned int line;
+	unsigned int line;    /* source: the line asked for */
+	unsigned int at_line; /* source: the line with code it stops at */
+	uint64_t *addrs;      /* source: where it stops (-1 n: unresolved) */
+	size_t naddrs;
+	int resolved;
 	uint64_t hits;
 	uint64_t every;       /* hitCondition "%N": every N-th hit */
 	uint64_t from;        /* hitCondition "N" or ">= N" */
@@ -61,6 +66,9 @@ struct dap {
 	size_t nmap;
 	int stop_on_entry;
 	int done;
+	uint64_t goto_pos[4];      /* gotoTargets: positions by id - 1 */
+	size_t ngoto;
+	size_t goto_th;
 };
 
 /* ---- output ---- */
@@ -239,6 +247,24 @@ static void map_path(const struct dap *d, const char *in, char *out, size_t len)
 	snprintf(out, len, "%s", in);
 }
 
+/* The compiled-in path of a local one (sourceMap backwards). */
+static void unmap_path(const struct dap *d, const char *in, char *out,
+		       size_t len)
+{
+	size_t k;
+
+	for (k = 0; k < d->nmap; k++) {
+		size_t n = strlen(d->map_to[k]);
+
+		if (n && !strncmp(in, d->map_to[k], n) &&
+		    (in[n] == '/' || !in[n] || d->map_to[k][n - 1] == '/')) {
+			snprintf(out, len, "%s%s", d->map_from[k], in + n);
+			return;
+		}
+	}
+	snprintf(out, len, "%s", in);
+}
+
 static int same_source(const char *a, const char *b)
 {
 	size_t la = strlen(a), lb = strlen(b);
@@ -265,6 +291,7 @@ static void bps_clear(struct bpset *s)
 	for (k = 0; k < s->n; k++) {
 		free(s->b[k].path);
 		free(s->b[k].name);
+		free(s->b[k].addrs);
 	}
 	free(s->b);
 	s->b = NULL;
@@ -299,10 +326,71 @@ static json_object *bp_json(const struct bp *b, int verified, const char *msg)
 	json_object_object_add(o, "id", json_object_new_int(b->id));
 	json_object_object_add(o, "verified", json_object_new_boolean(verified));
 	if (b->line)
-		json_object_object_add(o, "line", json_object_new_int((int)b->line));
+		json_object_object_add(o, "line", json_object_new_int(
+			(int)(b->at_line ? b->at_line : b->line)));
+	if (b->naddrs) {
+		/* the lowest address it stops at */
+		uint64_t lo = b->addrs[0];
+		char ref[32];
+		size_t k;
+
+		for (k = 1; k < b->naddrs; k++)
+			lo = b->addrs[k] < lo ? b->addrs[k] : lo;
+		snprintf(ref, sizeof(ref), "0x%" PRIx64, lo);
+		json_object_object_add(o, "instructionReference",
+				       json_object_new_string(ref));
+	}
 	if (msg)
 		json_object_object_add(o, "message", json_object_new_string(msg));
 	return o;
+}
+
+/* A source or function breakpoint's addresses in the traced processes'
+ * images, as gdb places them (ptd_line_addrs, ptd_func_addrs); 0 when it
+ * has some (a function without DWARF has none: it is found by its
+ * symbol). */
+static int resolve_src(struct dap *d, struct bp *b)
+{
+	size_t k, j;
+
+	char file[512];
+
+	if (b->resolved || !d->s)
+		return b->naddrs ? 0 : -1;
+	b->resolved = 1;
+	unmap_path(d, b->path ? b->path : "", file, sizeof(file));
+	for (k = 0; k < ptd_index_thread_count(d->ix); k++) {
+		struct ptd_index_thread it;
+		unsigned int at = 0;
+		size_t n = 0;
+		uint64_t *a;
+
+		ptd_index_thread(d->ix, k, &it);
+		for (j = 0; j < k; j++) {
+			struct ptd_index_thread o;
+
+			ptd_index_thread(d->ix, j, &o);
+			if (o.pid == it.pid)
+				break;
+		}
+		if (j < k || (b->name ? ptd_func_addrs(d->s, it.pid, b->name,
+							 NULL, 0, &n) :
+			       ptd_line_addrs(d->s, it.pid, file, b->line, NULL,
+					      0, &n, &at)) || !n)
+			continue;
+		a = realloc(b->addrs, (b->naddrs + n) * sizeof(*a));
+		if (!a)
+			break;
+		b->addrs = a;
+		if (b->name ? ptd_func_addrs(d->s, it.pid, b->name,
+					     b->addrs + b->naddrs, n, &n) :
+		    ptd_line_addrs(d->s, it.pid, file, b->line,
+				   b->addrs + b->naddrs, n, &n, &at))
+			continue;
+		b->naddrs += n;
+		b->at_line = at;
+	}
+	return b->naddrs ? 0 : -1;
 }
 
 /* setBreakpoints, setFunctionBreakpoints, setInstructionBreakpoints. */
@@ -326,6 +414,7 @@ static void set_bps(struct dap *d, json_object *req, struct bpset *set,
 		for (k = 0; k < set->n;)
 			if (same_source(set->b[k].path, path)) {
 				free(set->b[k].path);
+				free(set->b[k].addrs);
 				set->b[k] = set->b[--set->n];
 			} else {
 				k++;
@@ -375,25 +464,25 @@ static void set_bps(struct dap *d, json_object *req, struct bpset *set,
 		}
 		set->b = p;
 		set->b[set->n++] = b;
+		if (kind == 1 && d->s)
+			resolve_src(d, &set->b[set->n - 1]);
+		if (kind == 0 && d->s) {
+			struct bp *nb = &set->b[set->n - 1];
+			char msg[600];
+			int ok = resolve_src(d, nb) == 0;
+
+			snprintf(msg, sizeof(msg), "no code for %s:%u in the "
+				 "traced programs' debug information",
+				 nb->path, nb->line);
+			json_object_array_add(out, bp_json(nb, ok, ok ? NULL : msg));
+			continue;
+		}
 		json_object_array_add(out, bp_json(&b, kind != 1 || b.name[0],
 						   NULL));
 	}
 	body = json_object_new_object();
 	json_object_object_add(body, "breakpoints", out);
 	respond(d, req, body);
-}
-
-/* 1 when the instruction before the cursor's is a return. */
-static int after_return(struct ptd_cursor *c)
-{
-	struct ptd_cursor_pos p;
-
-	if (ptd_cursor_step(c, -1))
-		return 0;
-	ptd_cursor_get(c, &p);
-	ptd_cursor_step(c, 1);
-	return !p.stop && (p.ev.iclass == PTD_IC_RETURN ||
-			   p.ev.iclass == PTD_IC_FAR_RETURN);
 }
 
 /* The breakpoint at the cursor's instruction, if one stops there. */
@@ -411,26 +500,24 @@ static const struct bp *check_bps(struct dap *d, size_t th, int line_changed)
 	for (k = 0; k < d->ins.n; k++)
 		if (d->ins.b[k].addr == p.ev.ip && bp_hit(&d->ins.b[k]) && !stop)
 			stop = &d->ins.b[k];
-	if (!line_changed || (!d->src.n && !d->fn.n))
+	for (k = 0; k < d->src.n + d->fn.n; k++) {
+		struct bp *b = k < d->src.n ? &d->src.b[k] : &d->fn.b[k - d->src.n];
+		size_t j;
+
+		for (j = 0; j < b->naddrs; j++)
+			if (b->addrs[j] == p.ev.ip)
+				break;
+		if (j < b->naddrs && bp_hit(b) && !stop)
+			stop = b;
+	}
+	if (!line_changed || !d->fn.n)
 		return stop;
 	if (ptd_cursor_stack(c, &fr, 1, &n))
 		return stop;
-	/* A line is hit where it is entered, not where a call made from it
-	 * returns to it (a debugger's breakpoint is at the line's start). */
-	if ((fr.flags & PTD_FRAME_HAS_LINE) && !after_return(c)) {
-		char path[512];
-
-		map_path(d, fr.file, path, sizeof(path));
-		for (k = 0; k < d->src.n; k++)
-			if (d->src.b[k].line == fr.line &&
-			    (same_source(d->src.b[k].path, path) ||
-			     same_source(d->src.b[k].path, fr.file)) &&
-			    bp_hit(&d->src.b[k]) && !stop)
-				stop = &d->src.b[k];
-	}
 	if ((fr.flags & PTD_FRAME_HAS_SYMBOL) && fr.function_off == 0)
 		for (k = 0; k < d->fn.n; k++)
-			if (!strcmp(d->fn.b[k].name, fr.function) &&
+			if (!d->fn.b[k].naddrs &&
+			    !strcmp(d->fn.b[k].name, fr.function) &&
 			    bp_hit(&d->fn.b[k]) && !stop)
 				stop = &d->fn.b[k];
 	return stop;
@@ -480,19 +567,40 @@ static void run_to_bp(struct dap *d, size_t th, int backward)
 	struct ptd_addr_range *r = NULL;
 	const struct bp *bp = NULL;
 	unsigned int found;
-	size_t k;
+	size_t k, j, n = d->ins.n;
 	int rc;
 
-	if (d->ins.n && (r = calloc(d->ins.n, sizeof(*r)))) {
+	int by_symbol = 0;
+
+	for (k = 0; k < d->src.n; k++) {
+		resolve_src(d, &d->src.b[k]);
+		n += d->src.b[k].naddrs;
+	}
+	for (k = 0; k < d->fn.n; k++) {
+		resolve_src(d, &d->fn.b[k]);
+		n += d->fn.b[k].naddrs;
+		by_symbol |= !d->fn.b[k].naddrs;
+	}
+	if (n && (r = calloc(n, sizeof(*r)))) {
+		n = 0;
 		for (k = 0; k < d->ins.n; k++) {
-			r[k].start = d->ins.b[k].addr;
-			r[k].end = d->ins.b[k].addr + 1;
+			r[n].start = d->ins.b[k].addr;
+			r[n++].end = d->ins.b[k].addr + 1;
+		}
+		for (k = 0; k < d->src.n + d->fn.n; k++) {
+			const struct bp *b = k < d->src.n ? &d->src.b[k] :
+					     &d->fn.b[k - d->src.n];
+
+			for (j = 0; j < b->naddrs; j++) {
+				r[n].start = b->addrs[j];
+				r[n++].end = b->addrs[j] + 1;
+			}
 		}
 		f.ranges = r;
-		f.nranges = d->ins.n;
+		f.nranges = n;
 		f.what |= PTD_FIND_ADDR;
 	}
-	if (d->src.n || d->fn.n)
+	if (by_symbol)
 		f.what |= PTD_FIND_LINE_CHANGE;
 	/* no breakpoints: an empty address set still stops at errors */
 	f.what |= PTD_FIND_ADDR;
@@ -505,23 +613,6 @@ static void run_to_bp(struct dap *d, size_t th, int backward)
 	}
 	free(r);
 	report_stop(d, th, rc, backward, "breakpoint", bp);
-}
-
-static int line_of(struct ptd_cursor *c, char *file, size_t len,
-		   unsigned int *line, int32_t *depth)
-{
-	struct ptd_cursor_pos p;
-	struct ptd_frame fr;
-	size_t n;
-
-	ptd_cursor_get(c, &p);
-	*depth = p.depth;
-	if (p.stop || ptd_cursor_stack(c, &fr, 1, &n) ||
-	    !(fr.flags & PTD_FRAME_HAS_LINE))
-		return -1;
-	snprintf(file, len, "%s", fr.file);
-	*line = fr.line;
-	return 0;
 }
 
 /* next, stepIn, stepOut, stepBack at line or instruction granularity. */
@@ -554,29 +645,10 @@ static void step(struct dap *d, json_object *req, size_t th, int kind,
 	}
 	if (kind == 2) {
 		f.what = PTD_FIND_DEPTH_BELOW;
+		rc = ptd_cursor_find(c, &f, &found);
 	} else {
-		f.what = PTD_FIND_STMT_CHANGE;
-		if (kind == 0 || backward)
-			f.what |= PTD_FIND_MAX_DEPTH;
-	}
-	rc = ptd_cursor_find(c, &f, &found);
-	if (!rc && backward && kind != 2 && !(found & PTD_FIND_STOP)) {
-		/* back to the first instruction of that line */
-		char file[512], f2[512];
-		unsigned int line, l2;
-		int32_t dep, dep2;
-
-		if (!line_of(c, file, sizeof(file), &line, &dep)) {
-			for (;;) {
-				if (ptd_cursor_step(c, -1))
-					break;
-				if (line_of(c, f2, sizeof(f2), &l2, &dep2) ||
-				    l2 != line || strcmp(f2, file) || dep2 != dep) {
-					ptd_cursor_step(c, 1);
-					break;
-				}
-			}
-		}
+		rc = dapstep_line(d->s, c, kind == 1 ? DAPSTEP_INTO : DAPSTEP_OVER,
+				  backward);
 	}
 	report_stop(d, th, rc, backward, "step", NULL);
 }
@@ -774,6 +846,25 @@ static void stack_trace(struct dap *d, json_object *req, size_t th)
 			json_object_array_add(a, f);
 			continue;
 		}
+		{
+			/* the line as gdb shows it (a statement row's line
+			 * where several rows share the address) */
+			struct ptd_line_range lr;
+
+			if (ptd_line_range(d->s, fr[k].pid, fr[k].pc, &lr) == 0 &&
+			    lr.line && lr.file[0]) {
+				fr[k].line = lr.line;
+				snprintf(fr[k].file, sizeof(fr[k].file), "%s", lr.file);
+				fr[k].flags |= PTD_FRAME_HAS_LINE;
+				/* the function as the debug info names it
+				 * (of aliases, the one gdb shows) */
+				if (lr.function[0]) {
+					snprintf(fr[k].function, sizeof(fr[k].function),
+						 "%s", lr.function);
+					fr[k].flags |= PTD_FRAME_HAS_SYMBOL;
+				}
+			}
+		}
 		if (fr[k].flags & PTD_FRAME_HAS_SYMBOL)
 			snprintf(name, sizeof(name), "%s", fr[k].function);
 		else
@@ -875,6 +966,19 @@ static void variables(struct dap *d, json_object *req)
 	respond(d, req, body);
 }
 
+/* Goes to instruction ("insn"), time or position ("pos") v: 0, 1 for an
+ * unknown what, or the cursor's error. */
+static int seek_to(struct ptd_cursor *c, const char *what, uint64_t v)
+{
+	if (!strcmp(what, "insn") || !strcmp(what, "instruction"))
+		return ptd_cursor_seek_insn(c, v);
+	if (!strcmp(what, "time"))
+		return ptd_cursor_seek_time(c, v);
+	if (!strcmp(what, "pos") || !strcmp(what, "position"))
+		return ptd_cursor_seek_pos(c, v);
+	return 1;
+}
+
 /* evaluate "insn N", "time T", "pos P": goto. */
 static void evaluate(struct dap *d, json_object *req, size_t th)
 {
@@ -888,13 +992,8 @@ static void evaluate(struct dap *d, json_object *req, size_t th)
 			    "go to a point with 'insn N', 'time NS' or 'pos P'");
 		return;
 	}
-	if (!strcmp(what, "insn"))
-		rc = ptd_cursor_seek_insn(d->cur[th], v);
-	else if (!strcmp(what, "time"))
-		rc = ptd_cursor_seek_time(d->cur[th], v);
-	else if (!strcmp(what, "pos"))
-		rc = ptd_cursor_seek_pos(d->cur[th], v);
-	else {
+	rc = seek_to(d->cur[th], what, v);
+	if (rc == 1) {
 		respond_err(d, req, "unknown command '%s': use insn, time or pos", what);
 		return;
 	}
@@ -912,6 +1011,178 @@ static void evaluate(struct dap *d, json_object *req, size_t th)
 		json_object_object_add(body, "variablesReference", json_object_new_int(0));
 		respond(d, req, body);
 	}
+	stopped(d, th, "goto", NULL, NULL, 0);
+}
+
+/* The first position from the cursor's (itself too with self) in the
+ * direction where an instruction of ranges executes; 0 when found. */
+static int find_exec(struct ptd_cursor *c, const struct ptd_addr_range *r,
+		     size_t nr, int backward, int self, uint64_t *pos)
+{
+	struct ptd_find_opts f = { .sz = sizeof(f), .what = PTD_FIND_ADDR,
+				   .backward = backward, .ranges = r,
+				   .nranges = nr };
+	struct ptd_cursor_pos p;
+	unsigned int found = 0;
+
+	ptd_cursor_get(c, &p);
+	if (self && !p.stop) {
+		size_t k;
+
+		for (k = 0; k < nr; k++)
+			if (p.ev.ip >= r[k].start && p.ev.ip < r[k].end) {
+				*pos = p.pos;
+				return 0;
+			}
+	}
+	do {
+		if (ptd_cursor_find(c, &f, &found))
+			return -1;
+	} while (!(found & PTD_FIND_ADDR));
+	ptd_cursor_get(c, &p);
+	*pos = p.pos;
+	return 0;
+}
+
+/* gotoTargets: where a source line runs: its first, previous (before
+ * the cursor), next and last executions in the thread's trace. */
+static void goto_targets(struct dap *d, json_object *req, size_t th)
+{
+	static const char *const what[4] = { "first", "previous", "next", "last" };
+	json_object *src = arg(req, "source"), *p, *a, *body;
+	struct bp b = { 0 };
+	struct ptd_addr_range *r;
+	struct ptd_cursor *c = NULL;
+	struct ptd_cursor_pos now;
+	struct ptd_index_thread it;
+	int64_t line = 0;
+	size_t k;
+
+	if (!src || !json_object_object_get_ex(src, "path", &p) ||
+	    arg_int(req, "line", &line) || line <= 0) {
+		respond_err(d, req, "gotoTargets needs source.path and line");
+		return;
+	}
+	b.path = (char *)json_object_get_string(p);
+	b.line = (unsigned int)line;
+	if (resolve_src(d, &b) || !(r = calloc(b.naddrs, sizeof(*r)))) {
+		respond_err(d, req, "no code for %s:%u in the traced programs' "
+			    "debug information", b.path, b.line);
+		free(b.addrs);
+		return;
+	}
+	for (k = 0; k < b.naddrs; k++) {
+		r[k].start = b.addrs[k];
+		r[k].end = b.addrs[k] + 1;
+	}
+	ptd_cursor_get(d->cur[th], &now);
+	ptd_index_thread(d->ix, th, &it);
+	a = json_object_new_array();
+	d->ngoto = 0;
+	d->goto_th = th;
+	if (ptd_cursor_open(&c, d->ix, d->tids[th], NULL) == 0) {
+		for (k = 0; k < 4; k++) {
+			uint64_t pos, start = k == 0 ? 0 : k == 3 ?
+				it.positions - 1 : now.pos;
+			struct ptd_cursor_pos at;
+			json_object *t;
+			char label[600];
+			size_t j;
+
+			if (ptd_cursor_seek_pos(c, start) ||
+			    find_exec(c, r, b.naddrs, k == 1 || k == 3,
+				      k == 0 || k == 3, &pos))
+				continue;
+			for (j = 0; j < d->ngoto && d->goto_pos[j] != pos; j++)
+				;
+			if (j < d->ngoto)
+				continue;
+			ptd_cursor_get(c, &at);
+			d->goto_pos[d->ngoto++] = pos;
+			snprintf(label, sizeof(label), "%s time %s:%u runs "
+				 "(instruction %" PRIu64 ")", what[k], b.path,
+				 b.at_line, at.insn);
+			t = json_object_new_object();
+			json_object_object_add(t, "id", json_object_new_int(
+				(int)d->ngoto));
+			json_object_object_add(t, "label", json_object_new_string(label));
+			json_object_object_add(t, "line", json_object_new_int(
+				(int)b.at_line));
+			snprintf(label, sizeof(label), "0x%" PRIx64, at.ev.ip);
+			json_object_object_add(t, "instructionPointerReference",
+					       json_object_new_string(label));
+			json_object_array_add(a, t);
+		}
+		ptd_cursor_close(c);
+	}
+	free(r);
+	free(b.addrs);
+	body = json_object_new_object();
+	json_object_object_add(body, "targets", a);
+	respond(d, req, body);
+}
+
+static void goto_target(struct dap *d, json_object *req, size_t th)
+{
+	int64_t id = 0;
+
+	if (arg_int(req, "targetId", &id) || id < 1 || (size_t)id > d->ngoto ||
+	    th != d->goto_th) {
+		respond_err(d, req, "no such goto target: ask gotoTargets first");
+		return;
+	}
+	if (ptd_cursor_seek_pos(d->cur[th], d->goto_pos[id - 1])) {
+		respond_err(d, req, "goto target is past the thread's trace");
+		return;
+	}
+	respond(d, req, NULL);
+	stopped(d, th, "goto", NULL, NULL, 0);
+}
+
+/* setVariable on the Trace scope: instruction, time or position moves
+ * the cursor there (going to an instruction number or a time). */
+static void set_variable(struct dap *d, json_object *req)
+{
+	const char *name = arg_str(req, "name"), *val = arg_str(req, "value");
+	int64_t ref = 0;
+	unsigned long long v;
+	struct ptd_cursor_pos p;
+	json_object *body;
+	char *end, buf[64];
+	size_t th;
+	int rc;
+
+	if (arg_int(req, "variablesReference", &ref) || ref < 1 ||
+	    (uint64_t)ref > d->nth || !name || !val) {
+		respond_err(d, req, "setVariable needs a Trace scope's "
+			    "variablesReference, name and value");
+		return;
+	}
+	th = (size_t)ref - 1;
+	v = strtoull(val, &end, 0);
+	if (end == val) {
+		respond_err(d, req, "'%s' is not a number", val);
+		return;
+	}
+	rc = seek_to(d->cur[th], name, v);
+	if (rc == 1) {
+		respond_err(d, req, "only instruction, time and position can be "
+			    "set: a control-flow trace holds no other values");
+		return;
+	}
+	if (rc) {
+		respond_err(d, req, "%s %llu is past the thread's trace", name, v);
+		return;
+	}
+	ptd_cursor_get(d->cur[th], &p);
+	if (!strcmp(name, "time"))
+		snprintf(buf, sizeof(buf), "%" PRIu64 " ns", p.ev.time);
+	else
+		snprintf(buf, sizeof(buf), "%" PRIu64,
+			 !strcmp(name, "position") ? p.pos : p.insn);
+	body = json_object_new_object();
+	json_object_object_add(body, "value", json_object_new_string(buf));
+	respond(d, req, body);
 	stopped(d, th, "goto", NULL, NULL, 0);
 }
 
@@ -1042,6 +1313,7 @@ static void initialize(struct dap *d, json_object *req)
 		"supportsDisassembleRequest", "supportsReadMemoryRequest",
 		"supportsSteppingGranularity", "supportsHitConditionalBreakpoints",
 		"supportsTerminateRequest", "supportsEvaluateForHovers",
+		"supportsGotoTargetsRequest", "supportsSetVariable",
 	};
 	json_object *body = json_object_new_object();
 	size_t k;
@@ -1129,6 +1401,12 @@ static void dispatch(struct dap *d, json_object *req)
 		return step(d, req, th, 0, 1);
 	if (!strcmp(cmd, "evaluate"))
 		return evaluate(d, req, th);
+	if (!strcmp(cmd, "gotoTargets"))
+		return goto_targets(d, req, th);
+	if (!strcmp(cmd, "goto"))
+		return goto_target(d, req, th);
+	if (!strcmp(cmd, "setVariable"))
+		return set_variable(d, req);
 	if (!strcmp(cmd, "readMemory"))
 		return read_memory(d, req, th);
 	if (!strcmp(cmd, "disassemble"))

@@ -480,3 +480,12 @@ int imgstore_read(struct imgstore *st, int32_t pid, uint64_t addr, uint64_t t,
 	return imgstore_read_r(st, pid, addr, t, buf, len, hit, st->err,
 			       sizeof(st->err));
 }
+
+int imgstore_version_at(const struct imgstore *st, size_t i,
+			struct imgstore_hit *hit)
+{
+	if (!st || i >= st->n)
+		return -1;
+	fill_hit(st, &st->v[i], hit);
+	return 0;
+}

@@ -133,6 +133,10 @@ int imgstore_read_r(struct imgstore *st, int32_t pid, uint64_t addr, uint64_t t,
 int imgstore_lookup(struct imgstore *st, int32_t pid, uint64_t addr,
 		    uint64_t t, struct imgstore_hit *hit);
 
+/* The i-th version added (0-based; -1: no such one), to list them. */
+int imgstore_version_at(const struct imgstore *st, size_t i,
+			struct imgstore_hit *hit);
+
 /* Message for the last failure (names file or range), "" if none. */
 const char *imgstore_last_error(const struct imgstore *st);
 

@@ -4,7 +4,9 @@
 Bad input to `ptdecode dap` gets DAP error responses or stop reasons,
 never a crash or a hang (every read has a timeout): bad launch arguments,
 a missing trace, requests before launch, unknown requests, a body that is
-not JSON, bad arguments to readMemory/disassemble/evaluate/variables;
+not JSON, bad arguments to readMemory/disassemble/evaluate/variables/gotoTargets/
+goto/setVariable, a breakpoint on a line without code (unverified, with
+a message);
 stepping back at the start and continuing at the end stop there with a
 description saying so; a trace with decode errors (bytes flipped in its
 AUX data) stops at each error with reason "exception" and the decoder's
@@ -65,6 +67,23 @@ error(c.request('evaluate', threadId=tid, expression='x + 1'), 'no values',
 error(c.request('evaluate', threadId=tid, expression='insn 999999999999'),
       'past the thread', 'goto past the end')
 error(c.request('variables', variablesReference=99), 'no such variables', 'variables')
+error(c.request('gotoTargets', threadId=tid), 'needs source.path and line',
+      'gotoTargets without a source')
+error(c.request('gotoTargets', threadId=tid, source={'path': 'calls.c'}, line=9999),
+      'no code for calls.c:9999', 'gotoTargets on a line without code')
+error(c.request('goto', threadId=tid, targetId=77), 'no such goto target',
+      'goto without gotoTargets')
+error(c.request('setVariable', variablesReference=1, name='rax', value='1'),
+      'only instruction, time and position', 'setVariable of a register')
+error(c.request('setVariable', variablesReference=1, name='instruction',
+                value='soon'), 'not a number', 'setVariable not a number')
+r = c.request('setBreakpoints', source={'path': 'calls.c'},
+              breakpoints=[{'line': 9999}, {'line': 5}])
+bps = r['body']['breakpoints'] if r['success'] else []
+check(len(bps) == 2 and not bps[0]['verified'] and 'no code for' in
+      bps[0].get('message', '') and bps[1]['verified'],
+      'setBreakpoints on a line without code: unverified with a message: %s' % r)
+c.request('setBreakpoints', source={'path': 'calls.c'}, breakpoints=[])
 r = c.request('readMemory', threadId=tid, memoryReference='0x10', count=16)
 check(r['success'] and r['body']['unreadableBytes'] == 16 and 'data' not in r['body'],
       'readMemory where no code is: %s' % r)

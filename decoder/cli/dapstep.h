@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dapstep (stage: cli/) - source-line stepping for `ptdecode dap` by
+ * gdb's rules, on a cursor: a step ends where a line-table entry of
+ * another line that begins a statement is reached; calls are stepped over
+ * (next, and functions without line information) or into (stopping past
+ * a frame-pointer prologue); a return to the middle of the caller's line
+ * goes on to its next line; backwards, a line ends at the start of its
+ * entry, and a call is passed back to its call instruction.
+ */
+#ifndef PTD_DAPSTEP_H
+#define PTD_DAPSTEP_H
+
+#include <ptdecode.h>
+
+enum dapstep_kind { DAPSTEP_OVER, DAPSTEP_INTO };
+
+/* One line step of kind forwards or (backward) backwards.  Returns 0 when
+ * it stopped (the cursor may stand at a decode error or gap: ptd_cursor_get
+ * says), or PTD_ERR_END at the end (start) of the thread's trace. */
+int dapstep_line(struct ptd_session *s, struct ptd_cursor *c, int kind,
+		 int backward);
+
+#endif
