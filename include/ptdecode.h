@@ -161,6 +161,11 @@ enum ptd_decoder {
 	PTD_DECODER_FAST = 0,
 	/* libipt's instruction flow decoder (the reference path). */
 	PTD_DECODER_LIBIPT = 1,
+	/* CoreSight: OpenCSD's full decoder for every unit (the reference
+	 * path); PTD_DECODER_FAST decodes ETMv4 units with the packet
+	 * processor and a block cache where that is exact.  Intel PT
+	 * treats it as PTD_DECODER_FAST. */
+	PTD_DECODER_OPENCSD = 2,
 };
 
 struct ptd_open_opts {

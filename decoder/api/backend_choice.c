@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "backend_choice.h"
+#include "perfclock.h"
+#include "prefetch.h"
 #include "queuemerge.h"
 #include "perf_abi.h"
 #include "coresight.h"
@@ -16,6 +18,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ------------------------------------------------------------------ */
 /* Intel PT                                                            */
@@ -273,6 +276,12 @@ static int merge_queues(const struct ptd_open_opts *o, const struct input *in)
 	       !(o->flags & (PTD_OPEN_PER_QUEUE | PTD_OPEN_COUNT_ONLY));
 }
 
+/* Threads for a merged session's queues: -j, 0 one per core. */
+static long merge_threads(const struct ptd_open_opts *o)
+{
+	return o->threads ? (long)o->threads : sysconf(_SC_NPROCESSORS_ONLN);
+}
+
 /* A backend per queue, merged in time order. */
 static int new_merged_ipt(const struct ptd_open_opts *o, struct input *in,
 			  const struct intelpt_params *p,
@@ -280,29 +289,49 @@ static int new_merged_ipt(const struct ptd_open_opts *o, struct input *in,
 			  char *err, size_t errlen)
 {
 	struct backend **be = calloc(in->nqueues, sizeof(*be));
+	struct perfclock **clocks = calloc(in->nqueues, sizeof(*clocks));
 	uint64_t *stops = malloc((in->nrecord_times + 1) * sizeof(*stops));
 	int rc = 0;
 	size_t i;
 
-	if (!be || !stops) {
+	if (!be || !clocks || !stops) {
 		free(be);
+		free(clocks);
 		free(stops);
 		return PTD_ERR_NOMEM;
 	}
 	for (i = 0; i < in->nrecord_times; i++)
 		stops[i] = intelpt_perf_to_tsc(p, in->record_times[i]);
-	for (i = 0; i < in->nqueues && !rc; i++)
+	for (i = 0; i < in->nqueues && !rc; i++) {
 		rc = new_ipt_backend(o, in, p, &iq[i], 1, in->sb, &be[i], err, errlen);
+		/* -j2 and up: the queues decode ahead in parallel */
+		if (!rc && merge_threads(o) > 1 &&
+		    prefetch_new(be[i], !!(o->flags & PTD_OPEN_INSN_TEXT), &be[i])) {
+			rc = PTD_ERR_NOMEM;    /* prefetch_new freed be[i] */
+			util_errf(err, errlen, "out of memory");
+		}
+		/* perf's times order the queues (perfclock.h) */
+		if (!rc && perfclock_new(p, &iq[i], in->sb, &clocks[i])) {
+			be[i]->destroy(be[i]);
+			rc = PTD_ERR_NOMEM;
+			util_errf(err, errlen, "out of memory");
+		}
+	}
 	if (rc) {
-		for (size_t k = 0; k + 1 < i; k++)
+		for (size_t k = 0; k + 1 < i; k++) {
 			be[k]->destroy(be[k]);
+			perfclock_free(clocks[k]);
+		}
 		free(be);
+		free(clocks);
 		free(stops);
 		return rc;
 	}
-	rc = queuemerge_new(be, in->nqueues, !!(o->flags & PTD_OPEN_BRANCH_ORDER),
-			    stops, p->have_time ? in->nrecord_times : 0, out);
+	rc = queuemerge_new(be, clocks, in->nqueues,
+			    !!(o->flags & PTD_OPEN_BRANCH_ORDER), stops,
+			    p->have_time ? in->nrecord_times : 0, out);
 	free(be);
+	free(clocks);
 	free(stops);
 	if (rc)
 		util_errf(err, errlen, "out of memory");
@@ -407,10 +436,16 @@ static int merge_cs_queues(const struct ptd_open_opts *o, const struct input *in
 	return timed;
 }
 
+/* coresight_open's flag for the CoreSight decoder the options ask for. */
+static unsigned cs_decoder(const struct ptd_open_opts *o)
+{
+	return o->decoder == PTD_DECODER_FAST ? 0 : CORESIGHT_OPENCSD;
+}
+
 /* A CoreSight backend per queue (decoding on the caller's thread, its
  * events keyed as perf keys them), merged by perf's cs_etm rule. */
 static int new_merged_cs(struct input *in, const struct cs_etm_info *info,
-			 const struct coresight_queue_desc *cq,
+			 const struct coresight_queue_desc *cq, unsigned decoder,
 			 struct backend **out, char *err, size_t errlen)
 {
 	struct backend **be = calloc(in->nqueues, sizeof(*be));
@@ -420,8 +455,8 @@ static int new_merged_cs(struct input *in, const struct cs_etm_info *info,
 	if (!be)
 		return PTD_ERR_NOMEM;
 	for (i = 0; i < in->nqueues && !rc; i++) {
-		rc = coresight_open_perf(info, &cq[i], 1, in->st, 1, &be[i], err,
-					 errlen);
+		rc = coresight_open_perf(info, &cq[i], 1, in->st, 1 | decoder,
+					 &be[i], err, errlen);
 		if (!rc) {
 			warn_coresight(in, be[i]);
 			if ((rc = coresight_set_perf_keys(be[i])))
@@ -435,7 +470,7 @@ static int new_merged_cs(struct input *in, const struct cs_etm_info *info,
 		free(be);
 		return rc;
 	}
-	rc = queuemerge_new(be, in->nqueues, 0, NULL, 0, out);
+	rc = queuemerge_new(be, NULL, in->nqueues, 0, NULL, 0, out);
 	free(be);
 	if (rc)
 		util_errf(err, errlen, "out of memory");
@@ -476,12 +511,13 @@ static int open_cs_etm(const struct ptd_open_opts *o, struct input *in,
 	for (size_t i = 0; i < in->nqueues; k += cq[i].nchunks, i++)
 		cs_queue_of(in, i, &chunks[k], &cq[i]);
 	if (merge_cs_queues(o, in)) {
-		rc = new_merged_cs(in, &info, cq, out, err, errlen);
+		rc = new_merged_cs(in, &info, cq, cs_decoder(o), out, err, errlen);
 		if (!rc)
 			in->sink.stats->merged_queues = in->nqueues;
 	} else {
-		rc = coresight_open_perf(&info, cq, in->nqueues, in->st, o->threads,
-					 out, err, errlen);
+		rc = coresight_open_perf(&info, cq, in->nqueues, in->st,
+					 o->threads | cs_decoder(o), out, err,
+					 errlen);
 	}
 	free(cq);
 	free(chunks);
@@ -496,7 +532,8 @@ static int open_cs_etm(const struct ptd_open_opts *o, struct input *in,
 static int open_snapshot(const struct ptd_open_opts *o, struct input *in,
 			 struct backend **out, char *err, size_t errlen)
 {
-	int rc = snapshot_open(in->path, in->st, o->threads, out, err, errlen);
+	int rc = snapshot_open(in->path, in->st, o->threads | cs_decoder(o),
+			       out, err, errlen);
 
 	if (!rc)
 		warn_coresight(in, *out);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "queuemerge.h"
+#include "perfclock.h"
 #include "util.h"
 
 #include <stdlib.h>
@@ -7,9 +8,20 @@
 
 struct qm_queue {
 	struct backend *be;
+	struct perfclock *clock;  /* perf's times for the events, or NULL */
 	struct ptd_event ev;    /* the next event, when have */
 	uint64_t key;           /* perf's queue timestamp: never goes back */
 	int have, done;
+	int pre;                /* key is a state of perf's before ev
+				 * (perfclock.h); ev's own comes next */
+	int ended;              /* the backend has no more events: ev is
+				 * none, pre the states perf has after them */
+	int clock_lost;         /* the clock parted from the events */
+	uint64_t *defer;        /* branch order: perf's states after ev */
+	size_t fdefer, ndefer, cdefer;
+	/* branch order: the last instruction handed out was a branch */
+	int after_branch, bcond;
+	uint64_t bkey, bnext;
 	int newblock;           /* blocks: ev starts a block with a new key */
 };
 
@@ -30,6 +42,7 @@ struct qmerge {
 	int started;
 	int branch_order;
 	int stick;              /* run's events follow its branch at once */
+	int yield;              /* run goes back into the heap first */
 	int blocks;             /* queuemerge_set_blocks: perf's cs_etm rule */
 	uint64_t *stops;        /* sideband records' TSCs, sorted */
 	size_t nstops, stop;    /* stop: the next record perf would handle */
@@ -50,9 +63,9 @@ static void heap_place(struct qmerge *m, size_t pos, size_t q, uint64_t key)
 	m->heap[pos].key = key;
 }
 
-static void heap_add(struct qmerge *m, size_t q)
+static void heap_add(struct qmerge *m, size_t q, uint64_t key)
 {
-	heap_place(m, m->hn++, q, m->q[q].key);
+	heap_place(m, m->hn++, q, key);
 }
 
 /* Removes the top: the hole sinks along the smaller child (the right one
@@ -76,6 +89,39 @@ static void heap_pop(struct qmerge *m)
 	heap_place(m, pos, m->heap[cnt - 1].q, m->heap[cnt - 1].key);
 }
 
+/* perf's queue timestamp after a state: raised to its time, or set to it
+ * (a trace start's estimate). */
+static void set_key(struct qm_queue *q, uint64_t key, int assign)
+{
+	if (assign || key > q->key)
+		q->key = key;
+}
+
+/* Keys q by perf's next state: one before ev (q->pre), or ev's own.
+ * Returns -1 when the clock has lost track (use ev's time). */
+static int clock_step(struct qm_queue *q)
+{
+	struct perfclock_at at;
+
+	if (perfclock_time(q->clock, &q->ev, &at)) {
+		q->clock_lost = 1;
+		return -1;
+	}
+	q->pre = at.state;
+	set_key(q, at.key, at.assign);
+	if (!at.state) {
+		/* the time perf script prints the event at */
+		q->ev.tsc = at.t;
+		if (q->ev.flags & PTD_EVF_TIME_VALID)
+			q->ev.time = perfclock_ns(q->clock, at.t);
+		if (at.have_task) {
+			q->ev.pid = at.pid;
+			q->ev.tid = at.tid;
+		}
+	}
+	return 0;
+}
+
 /* Reads queue i's next event unless it has one.  0, or a fatal error. */
 static int fill(struct qmerge *m, size_t i)
 {
@@ -86,6 +132,15 @@ static int fill(struct qmerge *m, size_t i)
 		return 0;
 	rc = q->be->next(q->be, &q->ev);
 	if (rc == PTD_ERR_END) {
+		/* perf's decoder returns states after the last event too */
+		if (q->clock && !q->ended) {
+			q->ended = 1;
+			memset(&q->ev, 0, sizeof(q->ev));
+			if (!clock_step(q) && q->pre) {
+				q->have = 1;
+				return 0;
+			}
+		}
 		q->done = 1;
 		return 0;
 	}
@@ -98,23 +153,32 @@ static int fill(struct qmerge *m, size_t i)
 	if (m->blocks && q->ev.tsc && q->ev.tsc != q->key) {
 		q->key = q->ev.tsc;   /* may go back */
 		q->newblock = 1;
-	} else if (q->ev.tsc > q->key) {
-		q->key = q->ev.tsc;
+	} else if (!q->clock || clock_step(q)) {
+		set_key(q, q->ev.tsc, 0);
 	}
 	return 0;
 }
 
-/* perf's first keys: every queue's first timestamp, in queue order. */
+/* perf's first keys: every queue's first timestamp, in queue order
+ * (with a clock, the time of the queue's first PSB+, where perf's
+ * decoder first returns in sync). */
 static int start(struct qmerge *m)
 {
 	for (size_t i = 0; i < m->n; i++) {
+		struct qm_queue *q = &m->q[i];
+		uint64_t first, key;
 		int rc = fill(m, i);
 
 		if (rc)
 			return rc;
-		m->q[i].newblock = 0;
-		if (!m->q[i].done)
-			heap_add(m, i);
+		q->newblock = 0;
+		key = q->key;
+		if (q->clock && !perfclock_first(q->clock, &first))
+			q->key = first;     /* perf pops it once even if empty */
+		else if (q->done)
+			continue;
+		heap_add(m, i, q->key);
+		q->key = key;
 	}
 	m->started = 1;
 	return 0;
@@ -150,16 +214,91 @@ static int sticks(const struct ptd_event *ev, int stick, int turn)
 	}
 }
 
+/* Branch order with perf's clock: perf's states in its branch mode are
+ * the taken branches (a state where the branch went, keyed by the
+ * branch's time: the view lists a branch when it sees its target), trace
+ * starts and stops, interrupts, and the states before events
+ * (perfclock.h); the instructions between them flow on.  Whether ev is
+ * such a state, and its key. */
+static int branch_state(const struct qm_queue *q, uint64_t *key)
+{
+	const struct ptd_event *ev = &q->ev;
+
+	switch (ev->kind) {
+	case PTD_EV_PAGING: case PTD_EV_EXEC_MODE: case PTD_EV_SWITCH:
+	case PTD_EV_TIME:
+		return 0;
+	default:
+		break;
+	}
+	if (q->after_branch) {
+		*key = q->bkey;
+		return !q->bcond || ev->kind != PTD_EV_INSN || ev->ip != q->bnext;
+	}
+	*key = q->key;
+	return ev->kind != PTD_EV_INSN;
+}
+
+/* After handing out ev: is the queue after a branch instruction? */
+static void note_branch(struct qm_queue *q, const struct ptd_event *ev)
+{
+	switch (ev->kind) {
+	case PTD_EV_PAGING: case PTD_EV_EXEC_MODE: case PTD_EV_SWITCH:
+	case PTD_EV_TIME:
+		return;
+	default:
+		break;
+	}
+	q->after_branch = ev->kind == PTD_EV_INSN && ev->iclass != PTD_IC_OTHER &&
+			  ev->iclass != PTD_IC_UNKNOWN && ev->iclass != PTD_IC_PTWRITE;
+	q->bkey = q->key;
+	q->bcond = ev->iclass == PTD_IC_COND_JUMP;
+	q->bnext = ev->ip + ev->size;
+}
+
+static int is_turn(const struct qmerge *m, uint64_t key)
+{
+	return (!m->hn || key <= m->heap[0].key) && key < next_stop(m);
+}
+
+/* Times ev past perf's states before it, keeping their keys to check
+ * after ev.  0 or PTD_ERR_NOMEM. */
+static int defer_pre(struct qm_queue *q)
+{
+	while (q->pre) {
+		if (q->ndefer + q->fdefer == q->cdefer) {
+			size_t c = q->cdefer ? 2 * q->cdefer : 4;
+			uint64_t *d = realloc(q->defer, c * sizeof(*d));
+
+			if (!d)
+				return PTD_ERR_NOMEM;
+			q->defer = d;
+			q->cdefer = c;
+		}
+		q->defer[q->fdefer + q->ndefer++] = q->key;
+		if (clock_step(q))
+			q->pre = 0;
+	}
+	return 0;
+}
+
 static int qm_next(struct backend *b, struct ptd_event *ev)
 {
 	struct qmerge *m = (struct qmerge *)b;
-	int rc, turn;
+	uint64_t key;
+	int rc, turn, go;
 
 	if (!m->started && (rc = start(m)))
 		return rc;
 	for (;;) {
+		if (m->yield && m->run >= 0) {
+			heap_add(m, (size_t)m->run, m->q[m->run].key);
+			m->run = -1;
+		}
+		m->yield = 0;
 		if (m->run >= 0) {
 			struct qm_queue *q = &m->q[m->run];
+			int clocked = q->clock && !q->clock_lost;
 
 			if ((rc = fill(m, (size_t)m->run)))
 				return rc;
@@ -168,21 +307,67 @@ static int qm_next(struct backend *b, struct ptd_event *ev)
 				m->stick = 0;
 				continue;
 			}
-			if (m->blocks)  /* each block goes through the heap */
-				turn = !q->newblock;
-			else
-				turn = (!m->hn || q->key <= m->heap[0].key) &&
-				       q->key < next_stop(m);
-			if (m->stick || turn) {
+			if (q->ndefer) {
+				/* perf's states after the last event */
+				key = q->defer[q->fdefer];
+				if (!is_turn(m, key))
+					goto stop;
+				q->fdefer++;
+				if (--q->ndefer == 0)
+					q->fdefer = 0;
+				continue;
+			}
+			key = q->key;
+			if (m->branch_order && clocked) {
+				int st = branch_state(q, &key);
+
+				turn = !st || is_turn(m, key);
+				if (!turn)
+					goto stop;
+				if (st && q->after_branch && q->pre) {
+					/* the branch's state comes before
+					 * perf's states on the way to where
+					 * it went: those are checked after */
+					if ((rc = defer_pre(q)))
+						return rc;
+				}
+				go = 1;
+				if (q->pre && !(st && q->after_branch))
+					turn = go = is_turn(m, key = q->key);
+			} else {
+				if (m->blocks)  /* each block goes through the heap */
+					turn = !q->newblock;
+				else
+					turn = is_turn(m, key);
+				go = turn || (!clocked && m->stick);
+			}
+			if (q->pre && go) {
+				/* perf goes on past its state before ev */
+				if (clock_step(q)) {
+					q->pre = 0;
+					set_key(q, q->ev.tsc, 0);
+				}
+				if (q->ended && !q->pre)
+					q->done = 1;
+				continue;
+			}
+			if (go) {
 				*ev = q->ev;
 				q->have = 0;
 				m->last = m->run;
-				if (m->branch_order)
+				if (m->branch_order && clocked) {
+					note_branch(q, ev);
+				} else if (m->branch_order) {
 					m->stick = sticks(ev, m->stick, turn);
+					/* handed out before its turn: perf
+					 * stopped the queue at it */
+					m->yield = !turn && !m->stick;
+				}
 				return 0;
 			}
+stop:
 			q->newblock = 0;
-			heap_add(m, (size_t)m->run);
+			heap_add(m, (size_t)m->run, key);
 			m->run = -1;
 		}
 		if (!m->hn)
@@ -193,11 +378,6 @@ static int qm_next(struct backend *b, struct ptd_event *ev)
 		m->run = (long)m->heap[0].q;
 		heap_pop(m);
 	}
-}
-
-void queuemerge_set_blocks(struct backend *b)
-{
-	((struct qmerge *)b)->blocks = 1;
 }
 
 static int qm_insn_text(struct backend *b, const struct ptd_event *ev,
@@ -254,17 +434,22 @@ static void qm_destroy(struct backend *b)
 {
 	struct qmerge *m = (struct qmerge *)b;
 
-	for (size_t i = 0; i < m->n; i++)
+	for (size_t i = 0; i < m->n; i++) {
 		if (m->q[i].be)
 			m->q[i].be->destroy(m->q[i].be);
+		if (m->q[i].clock)
+			perfclock_free(m->q[i].clock);
+		free(m->q[i].defer);
+	}
 	free(m->q);
 	free(m->heap);
 	free(m->stops);
 	free(m);
 }
 
-int queuemerge_new(struct backend **be, size_t n, int branch_order,
-		   const uint64_t *stops, size_t nstops, struct backend **out)
+int queuemerge_new(struct backend **be, struct perfclock **clocks, size_t n,
+		   int branch_order, const uint64_t *stops, size_t nstops,
+		   struct backend **out)
 {
 	struct qmerge *m = calloc(1, sizeof(*m));
 
@@ -274,8 +459,11 @@ int queuemerge_new(struct backend **be, size_t n, int branch_order,
 		m->stops = malloc((nstops ? nstops : 1) * sizeof(*m->stops));
 	}
 	if (!m || !m->q || !m->heap || !m->stops) {
-		for (size_t i = 0; i < n; i++)
+		for (size_t i = 0; i < n; i++) {
 			be[i]->destroy(be[i]);
+			if (clocks && clocks[i])
+				perfclock_free(clocks[i]);
+		}
 		if (m) {
 			free(m->q);
 			free(m->heap);
@@ -288,8 +476,10 @@ int queuemerge_new(struct backend **be, size_t n, int branch_order,
 		memcpy(m->stops, stops, nstops * sizeof(*stops));
 	util_sort(m->stops, nstops, sizeof(*m->stops), u64_cmp);
 	m->nstops = nstops;
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		m->q[i].be = be[i];
+		m->q[i].clock = clocks ? clocks[i] : NULL;
+	}
 	m->n = n;
 	m->branch_order = branch_order;
 	m->run = m->last = m->failed = -1;
@@ -301,4 +491,9 @@ int queuemerge_new(struct backend **be, size_t n, int branch_order,
 	m->base.destroy = qm_destroy;
 	*out = &m->base;
 	return 0;
+}
+
+void queuemerge_set_blocks(struct backend *b)
+{
+	((struct qmerge *)b)->blocks = 1;
 }

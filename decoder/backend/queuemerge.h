@@ -34,13 +34,18 @@
 
 #include "backend.h"
 
+struct perfclock;
+
 /* A backend merging be[0..n) (queue i's events come from be[i], and get
  * queue = i), in branch order (above) when branch_order, stopping at the
- * TSCs of the sideband records stops[0..nstops) (any order; copied); it
- * owns the backends from here on, also on failure.  Returns 0 or
+ * TSCs of the sideband records stops[0..nstops) (any order; copied).
+ * clocks (NULL, or n entries, each NULL or perfclock.h's clock of queue
+ * i) key events by perf's times instead of the events' own.  It owns the
+ * backends and clocks from here on, also on failure.  Returns 0 or
  * PTD_ERR_NOMEM. */
-int queuemerge_new(struct backend **be, size_t n, int branch_order,
-		   const uint64_t *stops, size_t nstops, struct backend **out);
+int queuemerge_new(struct backend **be, struct perfclock **clocks, size_t n,
+		   int branch_order, const uint64_t *stops, size_t nstops,
+		   struct backend **out);
 
 /* perf's rule for CoreSight (tools/perf/util/cs-etm.c, 6.1): an event's
  * tsc is the key of its block (0: the block goes on), which may be

@@ -130,8 +130,9 @@ static void usage(FILE *f)
 "  --time START,END     perf-clock range in seconds (e.g. 12.5,13)\n"
 "  --max-insns N        stop after N instructions\n"
 "  -o FILE              write to FILE instead of standard output\n"
-"  --decoder=fast|libipt  Intel PT flow decoder: the block-cache decoder\n"
-"                       (default) or libipt's instruction decoder\n"
+"  --decoder=fast|libipt|opencsd  flow decoder: the block-cache decoder\n"
+"                       (default), libipt's instruction decoder (Intel PT)\n"
+"                       or OpenCSD's full decoder (CoreSight)\n"
 "  -j, --jobs N         decoder threads (default: one per core)\n"
 "  --block-cache SIZE   decoded blocks kept per thread (default 256M);\n"
 "                       a full cache is emptied and rebuilt\n"
@@ -288,8 +289,10 @@ static int parse_decoding(struct cli_opts *o, int c, const char *arg)
 			o->open.decoder = PTD_DECODER_LIBIPT;
 		else if (!strcmp(arg, "fast"))
 			o->open.decoder = PTD_DECODER_FAST;
+		else if (!strcmp(arg, "opencsd"))
+			o->open.decoder = PTD_DECODER_OPENCSD;
 		else
-			return bad("--decoder must be fast or libipt");
+			return bad("--decoder must be fast, libipt or opencsd");
 		return 0;
 	case 'j':
 		o->open.threads = (unsigned)strtoul(arg, NULL, 0);

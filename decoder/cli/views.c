@@ -710,9 +710,11 @@ static void flow_step(struct view *v, const struct ptd_event *ev)
 		 * reports it too */
 		return;
 	case PTD_EV_PAGING:
-		/* libipt reports the PIP of each PSB+ as a status update (in
-		 * a guest every PSB+ has one), which may fall between a branch
-		 * and its target: the flow goes on */
+	case PTD_EV_TSX:
+		/* libipt reports the PIP and the transaction state of each
+		 * PSB+ as status updates (in a guest every PSB+ has a PIP),
+		 * which may fall between a branch and its target: the flow
+		 * goes on */
 		if (ev->flags & PTD_EVF_STATUS)
 			return;
 		break;

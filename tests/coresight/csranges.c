@@ -7,6 +7,10 @@
  *                         form cmp_ranges.sh compares with trc_pkt_lister:
  *                           ID:10 R 0xSTART 0xEND NINSNS
  *                           ID:10 NACC 0xADDR
+ *   csranges -u DIR       decodes DIR (events, one thread) and prints
+ *                         "units: FAST fast, FALLBACK fallback": how many
+ *                         units the fast ETMv4 path decoded and how many
+ *                         it left to OpenCSD's full decoder.
  *   csranges -x DIR       decodes DIR twice, as ranges and as PTD_EV_INSN
  *                         events, and checks that the instructions expand
  *                         the ranges exactly (first at start, last ending at
@@ -146,8 +150,28 @@ static int check_expansion(const char *dir)
 	return bad || nerr || (rc != PTD_ERR_END) ? 1 : 0;
 }
 
+static int count_units(const char *dir)
+{
+	struct imgstore *st;
+	struct backend *b = open_or_die(dir, &st);
+	struct ptd_event ev;
+	uint64_t fast, fallback, n = 0;
+	int rc;
+
+	while ((rc = b->next(b, &ev)) == 0)
+		n += ev.kind == PTD_EV_INSN;
+	coresight_fast_units(b, &fast, &fallback);
+	printf("units: %" PRIu64 " fast, %" PRIu64 " fallback; %" PRIu64
+	       " instructions\n", fast, fallback, n);
+	b->destroy(b);
+	imgstore_free(st);
+	return rc == PTD_ERR_END ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 3 && !strcmp(argv[1], "-u"))
+		return count_units(argv[2]);
 	if (argc == 3 && !strcmp(argv[1], "-x"))
 		return check_expansion(argv[2]);
 	if (argc == 2)

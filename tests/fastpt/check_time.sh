@@ -1,22 +1,16 @@
 #!/bin/sh
-# check_time.sh [--no-switch] PTDECODE PTSYNTH [ptsynth options] -- CMD
+# check_time.sh PTDECODE PTSYNTH [ptsynth options] -- CMD
 # [ARGS]: records CMD with ptsynth, then the fast decoder (-j1, -j2) gives
 # every instruction and every event the time libipt's decoder gives it
 # (text with -t, and the JSON events' time), and the same events, in the
 # same order.  The fast decoder does not report MODE.Exec status updates
-# (libipt does, in every PSB+): those lines are left out.  --no-switch
-# leaves out switch events too (on several CPUs the fast decoder names a
-# CPU's running thread again where a segment starts); the instruction
-# lines still carry each one's thread.  Exit 77: ptsynth cannot trace
+# (libipt does, in every PSB+): those lines are left out.  Thread
+# switches are kept: libipt reports one only where the running thread
+# changes, also where a segment starts.  Exit 77: ptsynth cannot trace
 # here.
 set -u
 drop='^\[exec-mode'
 jdrop='"type":"exec-mode"'
-if [ "$1" = --no-switch ]; then
-    drop='^\[exec-mode\|^\[switch'
-    jdrop='"type":"exec-mode"\|"type":"switch"'
-    shift
-fi
 ptdecode=$1 ptsynth=$2
 shift 2
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT

@@ -80,7 +80,7 @@ static void expect(struct backend **be, size_t n, int branch_order,
 	size_t len = 0;
 	int rc;
 
-	CHECK(queuemerge_new(be, n, branch_order, stops, nstops, &m) == 0);
+	CHECK(queuemerge_new(be, NULL, n, branch_order, stops, nstops, &m) == 0);
 	while ((rc = m->next(m, &ev)) == 0)
 		len += (size_t)snprintf(got + len, sizeof(got) - len, "%s%u:%llu",
 					len ? " " : "", ev.queue, (unsigned long long)ev.ip);

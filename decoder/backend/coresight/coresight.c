@@ -52,6 +52,9 @@ int coresight_queue_info(const struct backend *b, size_t i, int *cpu,
 size_t coresight_warning_count(const struct backend *b) { return 0; }
 int coresight_set_perf_keys(struct backend *b) { return PTD_ERR_UNSUPPORTED; }
 const char *coresight_warning(const struct backend *b, size_t i) { return NULL; }
+void coresight_fast_units(const struct backend *b, uint64_t *fast,
+			  uint64_t *fallback)
+{ *fast = *fallback = 0; }
 
 #else
 
@@ -269,7 +272,17 @@ static void cs_destroy(struct backend *b)
 	free(cb->maps);
 	free(cb->q);
 	free(cb->units);
+	free(cb->blk);
 	free(cb);
+}
+
+void coresight_fast_units(const struct backend *b, uint64_t *fast,
+			  uint64_t *fallback)
+{
+	const struct cs_backend *cb = (const struct cs_backend *)b;
+
+	*fast = __atomic_load_n(&cb->units_fast, __ATOMIC_RELAXED);
+	*fallback = __atomic_load_n(&cb->units_fallback, __ATOMIC_RELAXED);
 }
 
 int coresight_set_perf_keys(struct backend *b)
@@ -278,6 +291,10 @@ int coresight_set_perf_keys(struct backend *b)
 
 	if (!cb->keys && !(cb->keys = cskey_new(cb)))
 		return PTD_ERR_NOMEM;
+	/* keyed elements go out through next only */
+	cb->b.next_blocks = NULL;
+	cb->b.block_info = NULL;
+	cb->b.block_insn = NULL;
 	return 0;
 }
 
@@ -379,6 +396,13 @@ int coresight_open(const struct coresight_desc *desc, struct imgstore *st,
 	if (!cb || copy_desc(cb, desc))
 		goto nomem;
 	cb->st = st;
+	cb->fast = !(threads & CORESIGHT_OPENCSD);
+	threads &= ~CORESIGHT_OPENCSD;
+	if (cb->fast) {
+		cb->b.next_blocks = csevent_next_blocks;
+		cb->b.block_info = csevent_block_info;
+		cb->b.block_insn = csevent_block_insn;
+	}
 	for (size_t i = 0; i < desc->nqueues; i++)
 		if (add_queue(cb, &desc->queues[i]))
 			goto nomem;

@@ -112,10 +112,16 @@ void coresight_opencsd_version(char *buf, size_t len);
  * architecture is not known. */
 int coresight_core_arch(const char *type, int *arch, int *profile);
 
+/* A flag in coresight_open's threads: decode every unit with OpenCSD's
+ * full decoder (--decoder=opencsd) rather than ETMv4 units on the fast
+ * path (csfast.h) where it can follow them. */
+#define CORESIGHT_OPENCSD (1u << 31)
+
 /* Builds a backend over the queues of desc, every queue's configuration
  * checked now rather than mid-stream.  Code is read from st, which must
  * not change while the backend lives.  threads: decoding threads, the
- * caller's included (0: one per core; 1: all on the caller's thread).
+ * caller's included (0: one per core; 1: all on the caller's thread),
+ * maybe with CORESIGHT_OPENCSD.
  * Returns 0 or a negative enum ptd_error (PTD_ERR_UNSUPPORTED for builds
  * without OpenCSD) with a message in err. */
 int coresight_open(const struct coresight_desc *desc, struct imgstore *st,
@@ -159,6 +165,11 @@ int coresight_next_range(struct backend *b, struct coresight_range *r);
 size_t coresight_queue_count(const struct backend *b);
 int coresight_queue_info(const struct backend *b, size_t i, int *cpu,
 			 uint8_t *trace_id, int *proto);
+
+/* Debug/test interface: units decoded so far on the fast path and by
+ * OpenCSD's full decoder in their place (both 0 with CORESIGHT_OPENCSD). */
+void coresight_fast_units(const struct backend *b, uint64_t *fast,
+			  uint64_t *fallback);
 
 /* The warnings of the description: count and the i-th message (NULL past
  * the end). */

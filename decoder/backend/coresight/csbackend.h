@@ -18,6 +18,9 @@
 #include "ptdecode.h"
 #include "util.h"
 
+/* Instruction events (not A64 ranges) per run of blocks. */
+#define CS_EV_SLOTS 256
+
 /* A queue: one decode tree over its chunks. */
 struct csq {
 	struct cs_source *srcs;  /* decoders of this queue's tree */
@@ -55,6 +58,8 @@ struct cs_backend {
 	int ustarted;            /* units[ucur] is under way */
 	size_t dead_q;           /* 1 + a queue a fatal error ended */
 	unsigned threads;
+	int fast;                /* ETMv4 units on the fast path (csfast) */
+	uint64_t units_fast, units_fallback;  /* atomic */
 
 	/* the consumer's decoder, and the elements being consumed (its own
 	 * or a pool result's) */
@@ -76,6 +81,14 @@ struct cs_backend {
 
 	int have_pending;
 	struct ptd_event pending;
+
+	/* next_blocks: the run handed out, instruction events in it, and
+	 * the instructions of the current range handed out already */
+	struct ptd_block *blk;
+	size_t blk_n, blk_cap;
+	struct ptd_event evs[CS_EV_SLOTS];
+	size_t ev_n;
+	uint32_t blk_skip;
 
 	/* PE context */
 	int have_ctx;

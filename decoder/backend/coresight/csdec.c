@@ -3,6 +3,7 @@
 
 #include "csdec.h"
 #include "csbackend.h"
+#include "csfast.h"
 #include "cstree.h"
 #include "ptdecode.h"
 #include "util.h"
@@ -24,6 +25,7 @@ void csdec_close(struct cs_dec *d)
 void csdec_free(struct cs_dec *d)
 {
 	csdec_close(d);
+	csfast_free(d);
 	free(d->el);
 	free(d->str);
 	d->el = NULL;
@@ -71,6 +73,16 @@ static void chunk_reset(struct cs_dec *d)
 int csdec_start(struct cs_dec *d, const struct cs_unit *u, char *err,
 		size_t errlen)
 {
+	d->u = u;
+	d->done = d->fatal = d->ocsd_err = 0;
+	d->fast_on = 0;
+	if (d->cb->fast) {
+		d->fast_on = csfast_start(d, u);
+		__atomic_add_fetch(d->fast_on ? &d->cb->units_fast
+				   : &d->cb->units_fallback, 1, __ATOMIC_RELAXED);
+		if (d->fast_on)
+			return 0;
+	}
 	if (d->tree && d->tree_q != u->q)
 		csdec_close(d);
 	if (!d->tree) {
@@ -149,6 +161,10 @@ void csdec_step(struct cs_dec *d)
 	uint32_t used = 0;
 	uint64_t index = 0;
 
+	if (d->fast_on) {
+		csfast_step(d);
+		return;
+	}
 	d->call_start = d->el_n;
 	if (d->flush) {
 		resp = ocsd_dt_process_data(d->tree, OCSD_OP_FLUSH, 0, 0, NULL,

@@ -19,6 +19,7 @@
 
 struct cs_backend;
 struct cs_unit;
+struct csfast;
 
 /* Decoding pauses (OCSD_RESP_WAIT) once this many elements are pending. */
 #define CS_ELEM_HIGH 1024
@@ -59,6 +60,10 @@ struct cs_dec {
 	int nomem;
 
 	struct cs_guard guard[128];  /* per trace ID */
+
+	/* the fast ETMv4 path (csfast), and whether it decodes the unit */
+	struct csfast *fast;
+	int fast_on;
 };
 
 /* Starts unit u on d: its queue's tree (made if d has another one),

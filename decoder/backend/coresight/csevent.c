@@ -161,6 +161,31 @@ static void error_event(struct cs_backend *cb, const struct cs_elem *e,
 	ev->msg = cb->msg;
 }
 
+/* "no code bytes at %#llx ...": traces of code that is not in the images
+ * hold these by the million, so without printf. */
+static void nacc_message(char *buf, uint64_t addr)
+{
+	static const char pre[] = "no code bytes at ";
+	static const char post[] = " (not in any memory image): decoding "
+				   "resumes at the next address in the trace";
+	char hex[19];
+	size_t n = 0, k = sizeof(hex);
+
+	memcpy(buf, pre, sizeof(pre) - 1);
+	n = sizeof(pre) - 1;
+	do {
+		hex[--k] = "0123456789abcdef"[addr & 0xf];
+		addr >>= 4;
+	} while (addr);
+	if (k != sizeof(hex) - 1 || hex[k] != '0') {
+		buf[n++] = '0';
+		buf[n++] = 'x';
+	}
+	memcpy(buf + n, hex + k, sizeof(hex) - k);
+	n += sizeof(hex) - k;
+	memcpy(buf + n, post, sizeof(post));
+}
+
 /* An element with no code address (ADDR_NACC, I_RANGE_NOPATH,
  * ADDR_UNKNOWN) as a PTD_EV_GAP. */
 static void gap_event(struct cs_backend *cb, const struct cs_elem *e,
@@ -170,9 +195,7 @@ static void gap_event(struct cs_backend *cb, const struct cs_elem *e,
 	switch (e->type) {
 	case OCSD_GEN_TRC_ELEM_ADDR_NACC:
 		ev->ip = e->st;
-		snprintf(cb->msg, sizeof(cb->msg), "no code bytes at %#llx (not "
-			 "in any memory image): decoding resumes at the next "
-			 "address in the trace", (unsigned long long)e->st);
+		nacc_message(cb->msg, e->st);
 		ev->msg = cb->msg;
 		break;
 	case OCSD_GEN_TRC_ELEM_I_RANGE_NOPATH:
@@ -265,6 +288,171 @@ int csevent_next(struct backend *b, struct ptd_event *ev)
 		if (elem_event(cb, e, text, ev))
 			return 0;
 	}
+}
+
+/* ---- blocks --------------------------------------------------------------- */
+
+/* An A64 range whose instructions its bounds give: handed out as a block
+ * (ptd_block.priv the element, ctx the instructions of it handed out
+ * before the block). */
+static int a64_block(const struct cs_elem *e)
+{
+	return e->type == OCSD_GEN_TRC_ELEM_INSTR_RANGE &&
+	       e->isa == ocsd_isa_aarch64 && e->en > e->st &&
+	       e->en - e->st == (uint64_t)e->num_i * 4;
+}
+
+static int add_block(struct cs_backend *cb, const void *priv, uint32_t n,
+		     uint32_t ctx)
+{
+	struct ptd_block *b;
+
+	if (util_grow((void **)&cb->blk, &cb->blk_cap, cb->blk_n + 1,
+		      sizeof(*cb->blk)))
+		return PTD_ERR_NOMEM;
+	b = &cb->blk[cb->blk_n++];
+	b->priv = priv;
+	b->ninsn = n;
+	b->ctx = ctx;
+	return 0;
+}
+
+/* An instruction event as a block of one (the session answers for it). */
+static int event_block(struct cs_backend *cb, const struct ptd_event *ev)
+{
+	if (cb->ev_n == CS_EV_SLOTS)
+		return 1;
+	cb->evs[cb->ev_n] = *ev;
+	return add_block(cb, &cb->evs[cb->ev_n++], 1, BACKEND_CTX_EVENT);
+}
+
+int csevent_next_blocks(struct backend *b, const struct ptd_block **blocks,
+			size_t *n, uint64_t *ninsn, uint64_t limit,
+			struct ptd_event *ev, int *have_ev)
+{
+	struct cs_backend *cb = (struct cs_backend *)b;
+	uint64_t sum = 0;
+	int rc = 0;
+
+	cb->blk_n = cb->ev_n = 0;
+	*have_ev = 0;
+	for (;;) {
+		const struct cs_elem *e;
+
+		if (limit && sum >= limit)
+			break;
+		if (cb->have_pending) {
+			*ev = cb->pending;
+			cb->have_pending = 0;
+			*have_ev = 1;
+			break;
+		}
+		if (cb->in_range) {
+			struct ptd_event iev;
+
+			if (cb->ev_n == CS_EV_SLOTS)
+				break;
+			next_insn(cb, &iev);
+			if (iev.kind != PTD_EV_INSN) {
+				*ev = iev;
+				*have_ev = 1;
+				break;
+			}
+			if ((rc = event_block(cb, &iev)) != 0)
+				break;
+			sum++;
+			continue;
+		}
+		if (cb->el_head == cb->el_n) {
+			/* the blocks point into the elements: hand them out
+			 * before the next ones replace them */
+			if (cb->blk_n)
+				break;
+			rc = cspool_pump(cb);
+			if (rc)
+				break;
+		}
+		e = &cb->el[cb->el_head];
+		if (a64_block(e)) {
+			uint32_t left = e->num_i - cb->blk_skip;
+			uint32_t take = left;
+
+			if (limit && sum + take > limit)
+				take = (uint32_t)(limit - sum);
+			if ((rc = add_block(cb, e, take, cb->blk_skip)) != 0)
+				break;
+			sum += take;
+			if (take == left) {
+				cb->blk_skip = 0;
+				cb->el_head++;
+			} else {
+				cb->blk_skip += take;
+			}
+			continue;
+		}
+		/* an element may become an instruction event: room for it */
+		if (cb->ev_n == CS_EV_SLOTS)
+			break;
+		cb->el_head++;
+		if (elem_event(cb, e, e->msg && cb->el_str ? cb->el_str + e->msg - 1
+			       : NULL, ev)) {
+			if (ev->kind != PTD_EV_INSN) {
+				*have_ev = 1;
+				break;
+			}
+			if ((rc = event_block(cb, ev)) != 0)
+				break;
+			sum++;
+		}
+	}
+	*blocks = cb->blk;
+	*n = cb->blk_n;
+	*ninsn = sum;
+	if (rc == 1 || (rc == PTD_ERR_END && (cb->blk_n || *have_ev)))
+		rc = 0;
+	return rc;
+}
+
+int csevent_block_info(const struct backend *b, const struct ptd_block *blk,
+		       struct ptd_block_info *info)
+{
+	struct cs_backend *cb = (struct cs_backend *)b;
+	const struct cs_elem *e = blk->priv;
+	struct ptd_event ev;
+
+	ev_init(cb, &ev, e, PTD_EV_INSN);
+	memset(info, 0, sizeof(*info));
+	info->ip = e->st + (uint64_t)blk->ctx * 4;
+	info->pid = ev.pid;
+	info->tid = ev.tid;
+	info->cpu = ev.cpu;
+	info->queue = ev.queue;
+	info->mode = PTD_MODE_A64;
+	info->last_iclass = blk->ctx + blk->ninsn == e->num_i ? last_class(e)
+							       : PTD_IC_OTHER;
+	return 0;
+}
+
+int csevent_block_insn(const struct backend *b, const struct ptd_block *blk,
+		       uint32_t i, struct ptd_event *ev)
+{
+	struct cs_backend *cb = (struct cs_backend *)b;
+	const struct cs_elem *e = blk->priv;
+	uint32_t k = blk->ctx + i;
+	int n;
+
+	if (i >= blk->ninsn)
+		return PTD_ERR_INVAL;
+	ev_init(cb, ev, e, PTD_EV_INSN);
+	ev->ip = e->st + (uint64_t)k * 4;
+	n = imgstore_read_r(cb->st, e->pid, ev->ip, e->time, ev->raw, 4, NULL,
+			    NULL, 0);
+	if (n < 4)
+		ev->flags |= PTD_EVF_TRUNCATED;
+	ev->size = 4;
+	ev->mode = PTD_MODE_A64;
+	ev->iclass = k + 1 == e->num_i ? last_class(e) : PTD_IC_OTHER;
+	return 0;
 }
 
 #endif /* PTD_HAVE_OPENCSD */

@@ -18,6 +18,16 @@
 
 static pthread_mutex_t tree_lock = PTHREAD_MUTEX_INITIALIZER;
 
+void cstree_lock(void)
+{
+	pthread_mutex_lock(&tree_lock);
+}
+
+void cstree_unlock(void)
+{
+	pthread_mutex_unlock(&tree_lock);
+}
+
 /* ---- elements and code bytes ------------------------------------------- */
 
 /* Copies the fields of g that events need into e. */

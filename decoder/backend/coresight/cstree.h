@@ -27,4 +27,10 @@ dcd_tree_handle_t cstree_make(struct cs_dec *d, const struct csq *q,
 
 void cstree_destroy(dcd_tree_handle_t t);
 
+/* The lock every decode tree of the process is made and destroyed under
+ * (OpenCSD's C API keeps their callback objects in one global map):
+ * csfast's packet-processor trees take it too. */
+void cstree_lock(void);
+void cstree_unlock(void);
+
 #endif

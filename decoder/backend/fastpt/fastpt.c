@@ -93,6 +93,24 @@ static void note_out(struct fast_backend *fb, const struct segment *seg,
 		fq->tail[fq->ntail++] = ev->kind;
 }
 
+/* Whether ev is a thread switch to the thread the queue's events already
+ * name.  A segment's walk starts without knowing the thread the segments
+ * before it ended in, and reports the one it finds as a switch; libipt,
+ * decoding the queue in one piece, reports only changes. */
+static int same_thread(struct fast_backend *fb, const struct segment *seg,
+		       const struct ptd_event *ev)
+{
+	struct fqueue *fq = &fb->queues[seg->queue];
+
+	if (ev->kind != PTD_EV_SWITCH)
+		return 0;
+	if (ev->pid == fq->ev_pid && ev->tid == fq->ev_tid)
+		return 1;
+	fq->ev_pid = ev->pid;
+	fq->ev_tid = ev->tid;
+	return 0;
+}
+
 /* Waits for the consumer's segment seg.  Returns 0, 1 when it fell back
  * (libipt decodes the rest of its queue now), or a negative PTD_ERR_*. */
 static int start_segment(struct fast_backend *fb, const struct segment *seg)
@@ -108,8 +126,9 @@ static int start_segment(struct fast_backend *fb, const struct segment *seg)
 }
 
 /* Count-only: the instructions of seg up to its next event (at most
- * limit, 0: no limit), or that event.  Returns 1 with one handed out, 0
- * when seg is done (the consumer moved past it). */
+ * limit, 0: no limit), or that event.  Returns 1 with one handed out, 2
+ * when an event was dropped (same_thread), 0 when seg is done (the
+ * consumer moved past it). */
 static int next_counts(struct fast_backend *fb, struct segment *seg, uint64_t *ninsn,
 		       uint64_t limit, struct ptd_event *ev, int *have_ev)
 {
@@ -127,6 +146,8 @@ static int next_counts(struct fast_backend *fb, struct segment *seg, uint64_t *n
 	if (fb->out_ev < seg->nevents) {
 		*ev = seg->events[fb->out_ev++];
 		ev->queue = seg->queue;
+		if (same_thread(fb, seg, ev))
+			return 2;
 		*have_ev = 1;
 		note_out(fb, seg, 0, ev);
 		return 1;
@@ -151,7 +172,8 @@ static size_t cut_run(struct segment *seg, size_t from, uint64_t limit)
 }
 
 /* The next event of seg, or the run of block records up to it (or to the
- * end).  Returns 1 with one handed out, 0 when seg is done. */
+ * end).  Returns 1 with one handed out, 2 when an event was dropped
+ * (same_thread), 0 when seg is done. */
 static int next_records(struct fast_backend *fb, struct segment *seg,
 			const struct ptd_block **blocks, size_t *n, uint64_t *ninsn,
 			uint64_t limit, struct ptd_event *ev, int *have_ev)
@@ -167,6 +189,8 @@ static int next_records(struct fast_backend *fb, struct segment *seg,
 		*ev = seg->events[fb->out_ev++];
 		ev->queue = seg->queue;
 		fb->out_pos++;
+		if (same_thread(fb, seg, ev))
+			return 2;
 		*have_ev = 1;
 		note_out(fb, seg, 0, ev);
 		return 1;
@@ -275,8 +299,9 @@ static int next_out(struct fast_backend *fb, const struct ptd_block **blocks,
 			if (rc)
 				continue;
 		}
-		if (fb->count_only ? next_counts(fb, seg, ninsn, limit, ev, have_ev) :
-		    next_records(fb, seg, blocks, n, ninsn, limit, ev, have_ev))
+		rc = fb->count_only ? next_counts(fb, seg, ninsn, limit, ev, have_ev) :
+		     next_records(fb, seg, blocks, n, ninsn, limit, ev, have_ev);
+		if (rc == 1)
 			return 0;
 	}
 }
@@ -553,6 +578,8 @@ static int add_queues(struct fast_backend *fb, const struct intelpt_queue *queue
 		int rc;
 
 		fb->queues[i].q = queues[i];
+		fb->queues[i].ev_pid = queues[i].pid;
+		fb->queues[i].ev_tid = queues[i].tid;
 		rc = scan_queue(&fb->p, &fb->queues[i], (uint32_t)i, nthreads);
 		if (rc)
 			return rc;

@@ -86,6 +86,9 @@ struct worker {
 	struct bcache cache;
 	struct fbuilder build;
 	uint64_t segments, fallbacks, built, hits, memo_hits;
+	/* the run memo's recent lookups and hits, and how many run
+	 * boundaries it is left off for when it rarely hits */
+	uint32_t memo_tries, memo_found, memo_off;
 	/* blocks of a cache emptied while records of segments up to
 	 * retired_upto (output order) still pointed at them */
 	struct arena_chunk *retired;

@@ -100,6 +100,8 @@ static void read_psb_plus(struct pt_packet_decoder *pkt, uint64_t off,
 			} else if (p.type == ppt_tsc) {
 				sg->tsc = p.payload.tsc.tsc;
 				sg->has_tsc = 1;
+			} else if (p.type == ppt_tma) {
+				sg->has_tma = 1;
 			}
 		}
 	}
@@ -269,10 +271,13 @@ int scan_queue(const struct intelpt_params *p, struct fqueue *fq, uint32_t qi,
 	}
 	run_parts(parts, nparts);
 	rc = join_parts(fq, parts, nparts);
+	fq->no_mtc = 1;
 	for (size_t k = 0, first = 0; !rc && k < fq->nsegs; k++) {
 		struct segment *sg = &fq->segs[k];
 
 		sg->end = k + 1 < fq->nsegs ? fq->segs[k + 1].start : fq->q.size;
+		if (!sg->has_tsc || sg->has_tma)
+			fq->no_mtc = 0;
 		rc = seg_bytes(pc, npc, &first, sg);
 	}
 	return rc;

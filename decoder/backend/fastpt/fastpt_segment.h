@@ -35,6 +35,7 @@ struct segment {
 	uint64_t fup_ip;
 	int has_tsc;              /* its PSB+ holds a TSC */
 	uint64_t tsc;
+	int has_tma;              /* ... and a TMA (MTC is on) */
 
 	/* output, filled by a worker */
 	struct ptd_block *recs;
@@ -68,6 +69,12 @@ struct fqueue {
 	 * first FQ_TAIL_MAX): libipt, run up to there, gives them again */
 	uint16_t tail[FQ_TAIL_MAX];
 	unsigned ntail, tail_skipped;
+	/* the thread the events handed out last named (libipt's, which
+	 * reports a switch only when it changes) */
+	int32_t ev_pid, ev_tid;
+	/* every PSB+ has a TSC and none a TMA: MTC is off (the processor
+	 * sends a TMA after the TSC of each PSB+ when it is on) */
+	int no_mtc;
 };
 
 /* Room for one more record.  Returns 0 or -1 (memory). */

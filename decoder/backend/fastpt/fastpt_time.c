@@ -8,7 +8,6 @@
 #define MTC_BITS 8
 #define TMA_CTC_BITS 16
 #define TSC_BITS 56
-#define FCR_SHIFT 8
 
 /* A setting missing (CPUID 0x15 ratio 0): libipt ignores the packet's
  * effect on time without an error. */
@@ -35,11 +34,6 @@ static int ctc_to_fc(const struct ftime_cfg *c, uint64_t ctc, uint64_t *fc)
 	/* the ratio is often n/1: no division then */
 	*fc = c->ctc_eax == 1 ? ctc * c->ctc_ebx : ctc * c->ctc_ebx / c->ctc_eax;
 	return 0;
-}
-
-static int have_fcr(const struct ftime *t)
-{
-	return t->min_fcr <= t->max_fcr;
 }
 
 static void set_fcr(struct ftime *t, uint64_t fcr)
@@ -177,7 +171,7 @@ static int cal_mtc(struct ftime *t, const struct ftime_cfg *c, uint32_t ctc)
 		 * short by a wrap of the cycle counter */
 		if ((1u << c->mtc_freq) < delta)
 			return 0;
-		if (c->mtc_freq < 10 && have_fcr(t) &&
+		if (c->mtc_freq < 10 && ftime_have_fcr(t) &&
 		    ((t->fcr * (cyc + 0xf00)) >> FCR_SHIFT) < fc)
 			return 0;
 	}
@@ -252,13 +246,10 @@ static int cyc_this_period(const struct ftime *t, const struct ftime_cfg *c,
 	return 0;
 }
 
-int ftime_cyc(struct ftime *t, const struct ftime_cfg *c, uint64_t cyc)
+int ftime_cyc_rest(struct ftime *t, const struct ftime_cfg *c, uint64_t cyc)
 {
-	uint64_t fcr;
+	uint64_t fcr = ftime_have_fcr(t) ? t->fcr : 0;
 
-	t->cyc_mtc += cyc;
-	t->cyc_tsc += cyc;
-	fcr = have_fcr(t) ? t->fcr : 0;
 	if (!fcr) {
 		t->lost_cyc = 1;
 		return 0;

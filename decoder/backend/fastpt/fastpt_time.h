@@ -56,6 +56,29 @@ int ftime_tsc(struct ftime *t, const struct ftime_cfg *c, uint64_t tsc, int head
 int ftime_cbr(struct ftime *t, const struct ftime_cfg *c, uint8_t ratio, int header);
 int ftime_tma(struct ftime *t, const struct ftime_cfg *c, uint16_t ctc, uint16_t fc);
 int ftime_mtc(struct ftime *t, const struct ftime_cfg *c, uint8_t ctc);
-int ftime_cyc(struct ftime *t, const struct ftime_cfg *c, uint64_t cyc);
+int ftime_cyc_rest(struct ftime *t, const struct ftime_cfg *c, uint64_t cyc);
+
+/* libipt's fixed-point shift of the calibration ratio */
+#define FCR_SHIFT 8
+
+static inline int ftime_have_fcr(const struct ftime *t)
+{
+	return t->min_fcr <= t->max_fcr;
+}
+
+/* A CYC packet: most of a cycle-accurate trace's packets, so the common
+ * case (calibrated, cycles already counted in this MTC period) stays
+ * inline. */
+static inline int ftime_cyc(struct ftime *t, const struct ftime_cfg *c, uint64_t cyc)
+{
+	t->cyc_mtc += cyc;
+	t->cyc_tsc += cyc;
+	if (__builtin_expect(t->fc && t->fcr && ftime_have_fcr(t), 1)) {
+		t->fc += (cyc * t->fcr) >> FCR_SHIFT;
+		t->tsc = t->base + t->fc;
+		return 0;
+	}
+	return ftime_cyc_rest(t, c, cyc);
+}
 
 #endif

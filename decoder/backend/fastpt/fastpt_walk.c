@@ -242,12 +242,6 @@ static __attribute__((noinline)) void time_taken(struct walk *k, int valid, uint
 	update_context(k);
 }
 
-static inline void take_time(struct walk *k)
-{
-	if (k->tm.tsc != k->last_tsc || k->tm.have_tsc != k->last_valid)
-		time_taken(k, k->tm.have_tsc, k->tm.tsc);
-}
-
 /* Whether only events need the flow's time (count-only, no thread switch
  * ahead on this CPU): then timed runs may be stored and replayed. */
 static inline int clock_free(const struct walk *k)
@@ -256,18 +250,42 @@ static inline int clock_free(const struct walk *k)
 	       (!k->fb->sb || k->fq->q.cpu < 0 || k->next_switch == UINT64_MAX);
 }
 
+static inline void take_time(struct walk *k)
+{
+	if (k->tm.tsc == k->last_tsc && k->tm.have_tsc == k->last_valid)
+		return;
+	if (clock_free(k)) {
+		/* nothing to follow: events convert it when they need it */
+		k->last_tsc = k->tm.tsc;
+		k->last_valid = k->tm.have_tsc;
+		k->now_stale = 1;
+		return;
+	}
+	time_taken(k, k->tm.have_tsc, k->tm.tsc);
+}
+
+/* What a clock run (clock_run) saw, over one or more segments. */
+struct clock_seen {
+	int cyc;                  /* a CYC */
+	int own;                  /* an MTC after a CYC: the calibration is
+				   * the run's own from there */
+	int mtc;                  /* an MTC or a TMA */
+	int hdr_tsc;              /* a TSC in PSB+ */
+	int cal;                  /* a TSC in PSB+ calibrated from the
+				   * cycles since an earlier one of the run */
+};
+
 /* Runs a clock over the timing packets of a segment's first len bytes
- * (from its PSB).  Returns 1 when the calibration it leaves does not
- * depend on what came before the segment (an MTC after a CYC in it:
- * then the cycles and CTC calibration starts from are the segment's),
- * 0 when it may, -1 on a packet the walk leaves to libipt. */
+ * (from its PSB), noting in *seen what it met.  Returns 0, or -1 on a
+ * packet the walk leaves to libipt. */
 static int clock_run(const struct walk *k, struct ftime *t, const uint8_t *data,
-		     uint64_t len)
+		     uint64_t len, struct clock_seen *seen)
 {
 	struct pt_packet_decoder *d;
 	struct pt_config cfg;
 	struct pt_packet p;
-	int header = 0, cyc = 0, own = 0, rc = 0;
+	uint64_t off = 0;
+	int header = 0, rc = 0, stale = 0;
 
 	intelpt_config(&k->fb->p, &cfg, data, data + len);
 	d = pt_pkt_alloc_decoder(&cfg);
@@ -275,7 +293,22 @@ static int clock_run(const struct walk *k, struct ftime *t, const uint8_t *data,
 		pt_pkt_free_decoder(d);
 		return -1;
 	}
-	while (rc >= 0 && pt_pkt_next(d, &p, sizeof(p)) >= 0) {
+	while (rc >= 0 && off < len) {
+		/* the common packets from their bytes, as the walk reads
+		 * them; libipt's decoder for the others */
+		int n = fastpt_pkt_read(data + off, len - off, &p);
+
+		if (n) {
+			off += (uint64_t)n;
+			stale = 1;
+		} else {
+			if (stale && pt_pkt_sync_set(d, off) < 0)
+				break;
+			stale = 0;
+			if (pt_pkt_next(d, &p, sizeof(p)) < 0)
+				break;
+			off += p.size;
+		}
 		switch (p.type) {
 		case ppt_psb:
 			header = 1;
@@ -285,20 +318,26 @@ static int clock_run(const struct walk *k, struct ftime *t, const uint8_t *data,
 			header = 0;
 			break;
 		case ppt_tsc:
+			if (header && seen->hdr_tsc && t->cal_tsc && t->cyc_tsc &&
+			    !t->cal_have_mtc)
+				seen->cal = 1;
+			seen->hdr_tsc |= header;
 			rc = ftime_tsc(t, &k->tcfg, p.payload.tsc.tsc, header);
 			break;
 		case ppt_cbr:
 			rc = ftime_cbr(t, &k->tcfg, p.payload.cbr.ratio, header);
 			break;
 		case ppt_tma:
+			seen->mtc = 1;
 			rc = ftime_tma(t, &k->tcfg, p.payload.tma.ctc, p.payload.tma.fc);
 			break;
 		case ppt_mtc:
-			own |= cyc;
+			seen->mtc = 1;
+			seen->own |= seen->cyc;
 			rc = ftime_mtc(t, &k->tcfg, p.payload.mtc.ctc);
 			break;
 		case ppt_cyc:
-			cyc = 1;
+			seen->cyc = 1;
 			rc = ftime_cyc(t, &k->tcfg, p.payload.cyc.value);
 			break;
 		case ppt_ovf:
@@ -309,7 +348,7 @@ static int clock_run(const struct walk *k, struct ftime *t, const uint8_t *data,
 		}
 	}
 	pt_pkt_free_decoder(d);
-	return rc < 0 ? -1 : own;
+	return rc < 0 ? -1 : 0;
 }
 
 /* The clock at the end of the segment this thread walked last, when it
@@ -337,6 +376,7 @@ static int clock_end_is(const struct segment *s)
 static int clock_carry(struct walk *k, uint64_t off)
 {
 	size_t si = (size_t)(k->seg - k->fq->segs);
+	struct clock_seen seen = { 0 };
 	const struct segment *prev;
 	struct ftime t;
 
@@ -348,12 +388,20 @@ static int clock_carry(struct walk *k, uint64_t off)
 	prev = &k->fq->segs[si - 1];
 	if (clock_end_is(prev)) {
 		t = clock_end.tm;
+		seen.own = 1;
 	} else {
 		ftime_init(&t);
-		if (clock_run(k, &t, prev->data, prev->end - prev->start) != 1)
+		if (clock_run(k, &t, prev->data, prev->end - prev->start, &seen) < 0)
+			return -1;
+		/* without MTC the TSC of this segment's PSB+ calibrates from
+		 * the cycles since the previous PSB+ (the walk leaves any MTC
+		 * of such a queue to libipt) */
+		if (!seen.own && !k->fq->no_mtc)
 			return -1;
 	}
-	if (clock_run(k, &t, k->seg->data, off) < 0)
+	if (clock_run(k, &t, k->seg->data, off, &seen) < 0)
+		return -1;
+	if (!seen.own && (seen.mtc || !seen.cal))
 		return -1;
 	k->tm = t;
 	k->clock_known = 1;
@@ -372,9 +420,13 @@ static int timing_packet(struct walk *k, const struct pt_packet *p, int header)
 		set_time(k, p->payload.tsc.tsc);
 		break;
 	case ppt_tma:
+		if (k->fq->no_mtc)
+			return WALK_FAIL;  /* not what clock_carry assumed */
 		rc = ftime_tma(&k->tm, &k->tcfg, p->payload.tma.ctc, p->payload.tma.fc);
 		break;
 	case ppt_mtc:
+		if (k->fq->no_mtc)
+			return WALK_FAIL;
 		k->clock_own |= k->cyc_seen;
 		rc = ftime_mtc(&k->tm, &k->tcfg, p->payload.mtc.ctc);
 		break;
@@ -510,10 +562,26 @@ static __attribute__((noinline)) int fetch_packet(struct walk *k)
 		case ppt_pad:
 		case ppt_mnt:
 			continue;
+		case ppt_cyc:
+			/* most packets of a cycle-accurate trace: the common
+			 * case here, timing_packet for the rest (the first
+			 * CYC of the segment, SKD007) */
+			if (__builtin_expect(k->clock_carried &&
+					     (k->peek.size != 2 ||
+					      (k->peek.payload.cyc.value & ~0x1full) != 0x20), 1)) {
+				k->cyc_seen = 1;
+				if (ftime_cyc(&k->tm, &k->tcfg, k->peek.payload.cyc.value) < 0)
+					return WALK_FAIL;
+				if (clock_free(k))
+					k->rec_timed = 1;
+				else
+					k->rec = 0;
+				continue;
+			}
+			/* fall through */
 		case ppt_tsc:
 		case ppt_tma:
 		case ppt_mtc:
-		case ppt_cyc:
 		case ppt_cbr:
 			if (timing_packet(k, &k->peek, 0))
 				return WALK_FAIL;
@@ -1157,16 +1225,38 @@ static int memo_replay(struct walk *k, struct fblock **nb)
 	return 1;
 }
 
+/* The memo's hit rate is judged over MEMO_WINDOW run boundaries; below
+ * 1/16 it is left off for the next MEMO_REST. */
+#define MEMO_WINDOW 4096
+#define MEMO_REST (16 * MEMO_WINDOW)
+
 /* Between packets with the next block *nb known, after an indirect jump
  * or anything that stopped the recording: a run boundary.  Ends the run
  * being recorded; returns 1 when a stored run was replayed from here,
  * else 0 with a new recording started. */
 static inline int run_boundary(struct walk *k, struct fblock **nb)
 {
+	struct worker *w = k->w;
+
+	if (__builtin_expect(w->memo_off > 0, 0)) {
+		w->memo_off--;
+		k->rec = 0;
+		return 0;
+	}
 	if (k->rec)
 		memo_store(k, *nb);
-	if (!k->ctx_dirty && memo_replay(k, nb))
+	if (!k->ctx_dirty && memo_replay(k, nb)) {
+		w->memo_found++;
+		w->memo_tries++;
 		return 1;
+	}
+	/* runs that rarely repeat (cycle counts in the bytes, returns to
+	 * many places): lookups and stores only cost, for a while */
+	if (++w->memo_tries == MEMO_WINDOW) {
+		if (w->memo_found < MEMO_WINDOW / 16)
+			w->memo_off = MEMO_REST;
+		w->memo_tries = w->memo_found = 0;
+	}
 	memo_begin(k, *nb);
 	return 0;
 }

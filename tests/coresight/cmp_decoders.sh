@@ -1,0 +1,86 @@
+#!/bin/sh
+# cmp_decoders.sh SNAP2PERF PTDECODE CSRANGES INPUT [OPTION...]
+#
+# The fast ETMv4 path must print exactly what OpenCSD's full decoder
+# prints: `ptdecode --decoder=fast` against `--decoder=opencsd` (the
+# oracle: OpenCSD decodes every unit itself there), with --insn,
+# --branches, --calls, --stats and --insn --format=json, at -j1 and -j2,
+# on
+#   - INPUT, a snapshot directory or a perf.data,
+#   - a snapshot INPUT as a perf.data whose buffer is repeated as 8
+#     AUXTRACE records, clean and with every third garbled
+#     (units the fast path must leave to OpenCSD).
+# It also prints how many units the fast path decoded (csranges -u), so
+# that a run where it decoded none is seen.
+# Exit 0 = same, 1 = different, 77 = skipped (shared traces absent).
+set -u
+# shellcheck source=copies.sh
+. "$(dirname "$0")/copies.sh"
+s2p=$1
+ptd=$2
+csr=$3
+in=$4
+shift 4
+copies=4
+views_all="--insn --branches --calls --stats --insn:--format=json"
+views_copies="--insn:--no-disasm --branches --stats"
+if [ ! -e "$in" ]; then
+	echo "SKIP: $in absent (shared traces not beside the checkout)"
+	exit 77
+fi
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+
+# same NAME FILE VIEWS [OPTION...]: both decoders agree on FILE in every
+# view of VIEWS (words, options joined by ':')
+same() {
+	name=$1
+	file=$2
+	views=$3
+	shift 3
+	n=0
+	for v in $views; do
+		view=$(echo "$v" | tr ':' ' ')
+		for j in 1 2; do
+			for d in opencsd fast; do
+				# shellcheck disable=SC2086
+				"$ptd" -j$j --decoder=$d $view "$@" "$file" >"$tmp/out.$d" 2>"$tmp/err.$d"
+				echo "exit $?" >>"$tmp/out.$d"
+			done
+			if ! cmp -s "$tmp/out.opencsd" "$tmp/out.fast" ||
+			   ! cmp -s "$tmp/err.opencsd" "$tmp/err.fast"; then
+				echo "FAIL $name $view -j$j: fast differs from opencsd:"
+				diff "$tmp/out.opencsd" "$tmp/out.fast" | head -6
+				diff "$tmp/err.opencsd" "$tmp/err.fast" | head -4
+				fail=1
+			fi
+			n=$((n + 1))
+		done
+	done
+	insns=$("$ptd" -j1 --decoder=opencsd --stats "$@" "$file" 2>/dev/null | sed -n 's/^instructions: //p')
+	echo "$name: $n comparisons, ${insns:-0} instructions each"
+}
+
+s=$(basename "$in")
+same "$s" "$in" "$views_all" "$@"
+if [ -d "$in" ]; then
+	"$csr" -u "$in" 2>/dev/null | sed "s/^/$s: /"
+	make_copies "$s2p" "$in" "$copies" "$tmp"
+	rc=$?
+	if [ $rc = 3 ]; then
+		echo "note: $s has no instruction trace for a perf.data"
+	elif [ $rc != 0 ]; then
+		echo "FAIL $s: snap2perf failed"
+		fail=1
+	else
+		same "$s x$copies" "$tmp/many.data" "$views_copies"
+		same "$s x$copies garbled" "$tmp/bad.data" "$views_copies"
+		# one queue per CPU: merged into one timeline by perf's keys
+		if "$s2p" --per-cpu "$in" "$tmp/percpu.data" >/dev/null 2>&1; then
+			same "$s per-cpu" "$tmp/percpu.data" "$views_copies"
+		fi
+	fi
+fi
+[ $fail = 0 ] && echo "OK $s: --decoder=fast prints what --decoder=opencsd prints"
+exit $fail
