@@ -663,20 +663,38 @@ PTD_API const char *ptd_iclass_name(int iclass);
 /* Trace index and cursor (time-travel over a recorded trace)          */
 /* ------------------------------------------------------------------ */
 
-/* An index of a session's trace: per thread, in time order, its runs of
- * instructions (where each starts: queue, instruction number, time, CPU,
- * image version, call depth) and its decode errors and gaps, cut into
- * pieces of a fixed number of runs that each keep the call stack at
- * their start, so seeks and stacks never decode from the start.  Built
- * by decoding the session once (ptd_next): the session must be freshly
- * opened and not opened with PTD_OPEN_COUNT_ONLY; it must outlive the
- * index (symbols, source lines and code bytes come from it).  The index
- * lives in memory (about 48 bytes a run and one byte an instruction). */
+/* An index of a session's trace: per thread, in time order, pieces
+ * (where each starts: queue, trace offset, instruction number, time; how
+ * many instructions it holds; the calls it returns from below its start
+ * and those it leaves pushed; a summary of the code it runs), so seeks,
+ * steps and stacks never decode from the start and searches for
+ * addresses skip the pieces that cannot hit them.  With the fast Intel PT
+ * decoder a piece is a thread's part of a PSB segment: the index is built
+ * on the session's -j threads, holds about 150 bytes a piece (and the
+ * session keeps its copies of segments that straddle two AUXTRACE
+ * records, which a linear decode frees as it goes), and the cursor
+ * decodes a piece again when it goes there.  Otherwise (libipt,
+ * CoreSight, several CPU queues merged into one timeline, a trace the
+ * fast decoder leaves to libipt) a thread is one piece, decoded once and
+ * kept (about 48 bytes a run and one byte an instruction).  Built from
+ * the session: it must be freshly opened and not opened with
+ * PTD_OPEN_COUNT_ONLY; it must outlive the index (symbols, source lines,
+ * code bytes and the pieces' trace come from it). */
 struct ptd_index;
+
+enum ptd_index_flags {
+	/* Read the index saved beside the trace when it was saved for this
+	 * trace unchanged (size, modification time and a hash of its
+	 * start; docs/FORMATS.md "Trace index files"), else build it and
+	 * save it there (pieces of PSB segments only).  Needs .trace. */
+	PTD_INDEX_FILE = 1u << 0,
+};
 
 struct ptd_index_opts {
 	size_t sz;                 /* sizeof(struct ptd_index_opts) */
-	unsigned int flags;        /* none yet */
+	unsigned int flags;        /* enum ptd_index_flags */
+	const char *trace;         /* the path the session was opened on */
+	const char *file;          /* the index file (NULL: TRACE.ptdidx) */
 };
 
 /* Returns 0 with the index in *out, or a negative error with the message
@@ -692,6 +710,22 @@ struct ptd_index_thread {
 	uint64_t stops;            /* decode errors, gaps and overflows */
 	uint64_t first_time, last_time; /* perf clock ns, 0 unknown */
 };
+
+struct ptd_index_stats {
+	size_t sz;                 /* sizeof(struct ptd_index_stats) */
+	uint64_t pieces;
+	uint64_t bytes;            /* memory of the index (its file's payload) */
+	uint64_t instructions;
+	int redecoded;             /* pieces are decoded again on demand */
+	int loaded, saved;         /* read from / written to the index file */
+	const char *file_error;    /* why the file was not read or written
+				    * (NULL: no problem), valid while the
+				    * index lives */
+};
+
+/* Fills *st (set st->sz first).  Returns 0 or PTD_ERR_INVAL. */
+PTD_API int ptd_index_get_stats(const struct ptd_index *ix,
+				struct ptd_index_stats *st);
 
 /* Number of threads with trace, and the i-th (in order of first
  * appearance).  ptd_index_thread returns 0 or PTD_ERR_INVAL. */

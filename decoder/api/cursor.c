@@ -2,6 +2,7 @@
 /* cursor (stage: api/): ptd_cursor_* over the trace index. */
 #include "cursor.h"
 
+#include "fastpt_seek.h"
 #include "imgstore.h"
 #include "input.h"
 #include "session.h"
@@ -9,10 +10,14 @@
 #include "trace_index.h"
 #include "util.h"
 
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define LC_SIZE 4096
+#define NVIEW 4               /* pieces decoded and kept: steps back and
+			       * forth across a border stay cheap */
 
 struct lc_ent {
 	uint64_t ip;
@@ -23,40 +28,114 @@ struct lc_ent {
 	uint16_t stmt;        /* a statement of the line starts here */
 };
 
+struct cview {
+	struct tix_thread v;
+	size_t piece;
+	int valid;
+	uint64_t used;
+};
+
 struct ptd_cursor {
 	struct ptd_index *ix;
-	const struct tix_thread *t;
+	const struct tix_tinfo *ti;
+	size_t piece;                   /* of the position */
+	const struct tix_piece_sum *ps;
+	const struct tix_thread *t;     /* its view */
 	size_t run;
 	uint32_t i;
 	uint64_t ip;          /* of the instruction at the cursor */
+	struct fastpt_reader *rd;
+	struct cview views[NVIEW];
+	uint64_t tick;
 	size_t *stk;
 	size_t stkcap;
+	struct tix_frame *fst;
+	size_t fcap;
 	char **files;
 	size_t nfiles, filecap;
 	struct lc_ent lc[LC_SIZE];
 };
+
+/* Makes piece k the cursor's (its view loaded); the position is the
+ * caller's to set.  Returns 0 or an error (the cursor unchanged). */
+static int goto_piece(struct ptd_cursor *c, size_t k)
+{
+	const struct tix_piece_sum *ps = &c->ti->ps[k];
+	struct cview *w = NULL;
+	size_t j;
+	int rc;
+
+	if (ps->seg == TIX_SEG_NONE) {
+		c->t = c->ti->whole;
+		c->piece = k;
+		c->ps = ps;
+		return 0;
+	}
+	for (j = 0; j < NVIEW; j++)
+		if (c->views[j].valid && c->views[j].piece == k) {
+			w = &c->views[j];
+			break;
+		}
+	if (!w) {
+		/* the least recently used, never the cursor's own */
+		for (j = 0; j < NVIEW; j++) {
+			struct cview *x = &c->views[j];
+
+			if (c->t == &x->v)
+				continue;
+			if (!w || !x->valid || (w->valid && x->used < w->used))
+				w = x;
+		}
+		if (!c->rd && (rc = fastpt_reader_new(c->ix->s->be, &c->rd)))
+			return rc;
+		w->valid = 0;
+		rc = tix_view_load(c->ix, c->rd, c->ti, k, &w->v);
+		if (rc) {
+			if (rc == PTD_ERR_DECODE)
+				snprintf(c->ix->s->errmsg, sizeof(c->ix->s->errmsg),
+					 "the trace index does not match the trace "
+					 "(piece %zu of thread %d decodes differently): "
+					 "the trace changed; index it again", k,
+					 c->ti->tid);
+			return rc;
+		}
+		w->valid = 1;
+		w->piece = k;
+	}
+	w->used = ++c->tick;
+	c->t = &w->v;
+	c->piece = k;
+	c->ps = ps;
+	return 0;
+}
 
 int ptd_cursor_open(struct ptd_cursor **out, struct ptd_index *ix,
 		    int32_t tid, const struct ptd_cursor_opts *opts)
 {
 	struct ptd_cursor *c;
 	size_t k;
+	int rc;
 
 	if (!out)
 		return PTD_ERR_INVAL;
 	*out = NULL;
 	if (!ix || (opts && opts->sz < sizeof(size_t)))
 		return PTD_ERR_INVAL;
-	for (k = 0; k < ix->nth; k++)
-		if (ix->th[k].tid == tid && ix->th[k].nruns)
+	for (k = 0; k < ix->nti; k++)
+		if (ix->ti[k].tid == tid && ix->ti[k].npos)
 			break;
-	if (k == ix->nth)
+	if (k == ix->nti)
 		return PTD_ERR_INVAL;
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return PTD_ERR_NOMEM;
 	c->ix = ix;
-	c->t = &ix->th[k];
+	c->ti = &ix->ti[k];
+	rc = goto_piece(c, 0);
+	if (rc) {
+		ptd_cursor_close(c);
+		return rc;
+	}
 	c->ip = c->t->runs[0].ip;
 	*out = c;
 	return 0;
@@ -70,8 +149,12 @@ void ptd_cursor_close(struct ptd_cursor *c)
 		return;
 	for (k = 0; k < c->nfiles; k++)
 		free(c->files[k]);
+	for (k = 0; k < NVIEW; k++)
+		tix_view_free(&c->views[k].v);
+	fastpt_reader_free(c->rd);
 	free(c->files);
 	free(c->stk);
+	free(c->fst);
 	free(c);
 }
 
@@ -83,43 +166,78 @@ static void set_at(struct ptd_cursor *c, size_t run, uint32_t i)
 				       : c->t->runs[run].ip;
 }
 
+static void set_last(struct ptd_cursor *c)
+{
+	uint32_t n = c->t->runs[c->t->nruns - 1].ninsn;
+
+	set_at(c, c->t->nruns - 1, n ? n - 1 : 0);
+}
+
 static uint64_t cur_pos(const struct ptd_cursor *c)
 {
-	return c->t->runs[c->run].pos0 + c->i;
+	return c->ps->pos0 + c->t->runs[c->run].pos0 + c->i;
+}
+
+static int32_t cur_depth(const struct ptd_cursor *c)
+{
+	return c->ps->depth0 + c->t->runs[c->run].depth;
+}
+
+static int at_piece_end(const struct ptd_cursor *c)
+{
+	const struct tix_run *r = &c->t->runs[c->run];
+
+	return c->run + 1 == c->t->nruns && (!r->ninsn || c->i + 1 == r->ninsn);
 }
 
 static int fwd1(struct ptd_cursor *c)
 {
 	const struct tix_run *r = &c->t->runs[c->run];
+	int rc;
 
 	if (r->ninsn && c->i + 1 < r->ninsn) {
 		c->ip += TIX_LEN(c->t->insn[r->insn0 + c->i]);
 		c->i++;
 		return 0;
 	}
-	if (c->run + 1 >= c->t->nruns)
+	if (c->run + 1 < c->t->nruns) {
+		set_at(c, c->run + 1, 0);
+		return 0;
+	}
+	if (c->piece + 1 >= c->ti->nps)
 		return PTD_ERR_END;
-	set_at(c, c->run + 1, 0);
+	rc = goto_piece(c, c->piece + 1);
+	if (rc)
+		return rc;
+	set_at(c, 0, 0);
 	return 0;
 }
 
 static int back1(struct ptd_cursor *c)
 {
 	uint32_t n;
+	int rc;
 
 	if (c->i) {
 		set_at(c, c->run, c->i - 1);
 		return 0;
 	}
-	if (!c->run)
+	if (c->run) {
+		n = c->t->runs[c->run - 1].ninsn;
+		set_at(c, c->run - 1, n ? n - 1 : 0);
+		return 0;
+	}
+	if (!c->piece)
 		return PTD_ERR_END;
-	n = c->t->runs[c->run - 1].ninsn;
-	set_at(c, c->run - 1, n ? n - 1 : 0);
+	rc = goto_piece(c, c->piece - 1);
+	if (rc)
+		return rc;
+	set_last(c);
 	return 0;
 }
 
 /* The last run whose first position (by_insn: instruction number) is
- * <= v. */
+ * <= v (view numbers). */
 static size_t last_run_le(const struct tix_thread *t, uint64_t v, int by_insn)
 {
 	size_t lo = 0, hi = t->nruns;
@@ -135,31 +253,59 @@ static size_t last_run_le(const struct tix_thread *t, uint64_t v, int by_insn)
 	return lo;
 }
 
+/* The last piece whose first position (by_insn: instruction) is <= v. */
+static size_t last_piece_le(const struct tix_tinfo *ti, uint64_t v, int by_insn)
+{
+	size_t lo = 0, hi = ti->nps;
+
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if ((by_insn ? ti->ps[mid].insn0 : ti->ps[mid].pos0) <= v)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 int ptd_cursor_seek_pos(struct ptd_cursor *c, uint64_t p)
 {
-	const struct tix_thread *t;
 	size_t lo;
+	int rc;
 
 	if (!c)
 		return PTD_ERR_INVAL;
-	t = c->t;
-	if (p >= t->npos)
+	if (p >= c->ti->npos)
 		return PTD_ERR_END;
-	lo = last_run_le(t, p, 0);
-	set_at(c, lo, (uint32_t)(p - t->runs[lo].pos0));
+	rc = goto_piece(c, last_piece_le(c->ti, p, 0));
+	if (rc)
+		return rc;
+	p -= c->ps->pos0;
+	lo = last_run_le(c->t, p, 0);
+	set_at(c, lo, (uint32_t)(p - c->t->runs[lo].pos0));
 	return 0;
 }
 
 int ptd_cursor_seek_insn(struct ptd_cursor *c, uint64_t n)
 {
 	const struct tix_thread *t;
-	size_t lo;
+	size_t lo, k;
+	int rc;
 
 	if (!c)
 		return PTD_ERR_INVAL;
-	t = c->t;
-	if (n >= t->ninsn)
+	if (n >= c->ti->ninsn)
 		return PTD_ERR_END;
+	k = last_piece_le(c->ti, n, 1);
+	if (c->ti->ps[k].seg != TIX_SEG_NONE &&
+	    n - c->ti->ps[k].insn0 >= c->ti->ps[k].ninsn)
+		return PTD_ERR_END;
+	rc = goto_piece(c, k);
+	if (rc)
+		return rc;
+	t = c->t;
+	n -= c->ps->insn0;
 	lo = last_run_le(t, n, 1);
 	/* Stops after the run holding n start after n: lo holds n. */
 	if (!t->runs[lo].ninsn || n >= t->runs[lo].insn0 + t->runs[lo].ninsn)
@@ -168,16 +314,12 @@ int ptd_cursor_seek_insn(struct ptd_cursor *c, uint64_t n)
 	return 0;
 }
 
-int ptd_cursor_seek_time(struct ptd_cursor *c, uint64_t time)
+/* The first run of the cursor's view with time >= time, or nruns. */
+static size_t first_run_ge(const struct tix_thread *t, uint64_t time)
 {
-	const struct tix_thread *t;
-	size_t lo = 0, hi;
+	size_t lo = 0, hi = t->nruns;
 
-	if (!c)
-		return PTD_ERR_INVAL;
-	t = c->t;
-	hi = t->nruns;
-	while (lo < hi) {         /* the first run with time >= time */
+	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
 		if (t->runs[mid].time < time)
@@ -185,31 +327,75 @@ int ptd_cursor_seek_time(struct ptd_cursor *c, uint64_t time)
 		else
 			hi = mid;
 	}
-	if (lo == t->nruns)
+	return lo;
+}
+
+int ptd_cursor_seek_time(struct ptd_cursor *c, uint64_t time)
+{
+	const struct tix_tinfo *ti;
+	size_t lo = 0, hi, r;
+	int rc;
+
+	if (!c)
+		return PTD_ERR_INVAL;
+	ti = c->ti;
+	hi = ti->nps;
+	while (lo < hi) {         /* the first piece starting at >= time */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ti->ps[mid].time < time)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* the piece before may hold it */
+	if (lo) {
+		size_t cur = c->piece;
+
+		rc = goto_piece(c, lo - 1);
+		if (rc)
+			return rc;
+		r = first_run_ge(c->t, time);
+		if (r < c->t->nruns) {
+			set_at(c, r, 0);
+			return 0;
+		}
+		if (lo == ti->nps) {
+			rc = goto_piece(c, cur);
+			return rc ? rc : PTD_ERR_END;
+		}
+	}
+	if (lo == ti->nps)
 		return PTD_ERR_END;
-	set_at(c, lo, 0);
+	rc = goto_piece(c, lo);
+	if (rc)
+		return rc;
+	set_at(c, 0, 0);  /* it starts at or after time */
 	return 0;
 }
 
 int ptd_cursor_step(struct ptd_cursor *c, int64_t delta)
 {
-	uint64_t p;
+	uint64_t p, npos;
 
 	if (!c)
 		return PTD_ERR_INVAL;
 	p = cur_pos(c);
+	npos = c->ti->npos;
 	if (delta >= 0) {
-		if ((uint64_t)delta >= c->t->npos - p) {
-			ptd_cursor_seek_pos(c, c->t->npos - 1);
-			return PTD_ERR_END;
+		if ((uint64_t)delta >= npos - p) {
+			int rc = ptd_cursor_seek_pos(c, npos - 1);
+
+			return rc ? rc : PTD_ERR_END;
 		}
 		if (delta == 1)
 			return fwd1(c);
 		return ptd_cursor_seek_pos(c, p + (uint64_t)delta);
 	}
 	if ((uint64_t)-(delta + 1) >= p) {
-		ptd_cursor_seek_pos(c, 0);
-		return PTD_ERR_END;
+		int rc = ptd_cursor_seek_pos(c, 0);
+
+		return rc ? rc : PTD_ERR_END;
 	}
 	if (delta == -1)
 		return back1(c);
@@ -304,15 +490,17 @@ static int in_ranges(uint64_t ip, const struct ptd_find_opts *f)
 	return 0;
 }
 
-/* Can any instruction of run r match f (only addresses and depths)? */
+/* Can any instruction of run r match f (only addresses and depths)?
+ * base: the view's depth at its start. */
 static int run_may_match(const struct tix_run *r, const struct ptd_find_opts *f,
-			 int32_t d0)
+			 int32_t d0, int32_t base)
 {
+	int32_t d = base + r->depth;
 	size_t k;
 
-	if ((f->what & PTD_FIND_MAX_DEPTH) && r->depth > d0 + f->max_depth)
+	if ((f->what & PTD_FIND_MAX_DEPTH) && d > d0 + f->max_depth)
 		return 0;
-	if ((f->what & PTD_FIND_DEPTH_BELOW) && r->depth < d0)
+	if ((f->what & PTD_FIND_DEPTH_BELOW) && d < d0)
 		return 1;
 	if (f->what & PTD_FIND_ADDR)
 		for (k = 0; k < f->nranges; k++)
@@ -322,10 +510,79 @@ static int run_may_match(const struct tix_run *r, const struct ptd_find_opts *f,
 	return 0;
 }
 
+/* Can piece k match f: from its summary (no stop in it, the depths it
+ * reaches, the code it runs)? */
+static int piece_may_match(const struct ptd_cursor *c, size_t k,
+			   const struct ptd_find_opts *f, int32_t d0)
+{
+	const struct tix_piece_sum *p = &c->ti->ps[k];
+	int64_t low = (int64_t)p->depth0 + p->min_delta;
+
+	if (p->seg == TIX_SEG_NONE || p->npos != p->ninsn)
+		return 1;
+	if ((f->what & PTD_FIND_MAX_DEPTH) && low > (int64_t)d0 + f->max_depth)
+		return 0;
+	if ((f->what & PTD_FIND_DEPTH_BELOW) && low < d0)
+		return 1;
+	return (f->what & PTD_FIND_ADDR) &&
+	       tix_code_may_hit(c->ix, p, f->ranges, f->nranges);
+}
+
+/* One move of a search: past the pieces that cannot match when at a
+ * piece's border (by_piece), else one position. */
+static int find_move(struct ptd_cursor *c, const struct ptd_find_opts *f,
+		     int32_t d0, int by_piece)
+{
+	size_t q;
+	int rc;
+
+	if (!by_piece)
+		return f->backward ? back1(c) : fwd1(c);
+	if (!f->backward) {
+		if (!at_piece_end(c))
+			return fwd1(c);
+		for (q = c->piece + 1; q < c->ti->nps && !piece_may_match(c, q, f, d0); q++)
+			;
+		if (q == c->piece + 1)
+			return fwd1(c);
+		if (q == c->ti->nps) {  /* nothing further can match */
+			rc = goto_piece(c, q - 1);
+			if (rc)
+				return rc;
+			set_last(c);
+			return PTD_ERR_END;
+		}
+		rc = goto_piece(c, q);
+		if (rc)
+			return rc;
+		set_at(c, 0, 0);
+		return 0;
+	}
+	if (c->run || c->i)
+		return back1(c);
+	for (q = c->piece; q > 0 && !piece_may_match(c, q - 1, f, d0); q--)
+		;
+	if (q == c->piece)
+		return back1(c);
+	if (q == 0) {
+		rc = goto_piece(c, 0);
+		if (rc)
+			return rc;
+		set_at(c, 0, 0);
+		return PTD_ERR_END;
+	}
+	rc = goto_piece(c, q - 1);
+	if (rc)
+		return rc;
+	set_last(c);
+	return 0;
+}
+
 int ptd_cursor_find(struct ptd_cursor *c, const struct ptd_find_opts *f,
 		    unsigned int *found)
 {
-	/* Without line conditions a run that cannot match is passed whole. */
+	/* Without line conditions a run (a piece) that cannot match is
+	 * passed whole. */
 	int by_run = !(f && (f->what & (PTD_FIND_LINE | PTD_FIND_LINE_CHANGE |
 					PTD_FIND_STMT_CHANGE)));
 	unsigned int dummy, line0 = 0;
@@ -339,13 +596,13 @@ int ptd_cursor_find(struct ptd_cursor *c, const struct ptd_find_opts *f,
 	    ((f->what & PTD_FIND_ADDR) && f->nranges && !f->ranges) ||
 	    ((f->what & PTD_FIND_LINE) && !f->file))
 		return PTD_ERR_INVAL;
-	d0 = c->t->runs[c->run].depth;
+	d0 = cur_depth(c);
 	if (f->what & (PTD_FIND_LINE_CHANGE | PTD_FIND_STMT_CHANGE))
 		line_here(c, &file0, &line0);
 	for (;;) {
 		const struct tix_run *r;
 		unsigned int m = 0;
-		int rc = f->backward ? back1(c) : fwd1(c);
+		int rc = find_move(c, f, d0, by_run);
 
 		if (rc)
 			return rc;
@@ -354,31 +611,32 @@ int ptd_cursor_find(struct ptd_cursor *c, const struct ptd_find_opts *f,
 			*found = PTD_FIND_STOP;
 			return 0;
 		}
-		if (by_run && !run_may_match(r, f, d0)) {
+		if (by_run && !run_may_match(r, f, d0, c->ps->depth0)) {
 			/* past every following run that cannot match either,
 			 * to the last (first) position of the last one: the
 			 * next move leaves it */
 			const struct tix_run *runs = c->t->runs;
+			int32_t base = c->ps->depth0;
 			size_t k = c->run;
 
 			if (f->backward) {
 				while (k > 0 && runs[k - 1].ninsn &&
-				       !run_may_match(&runs[k - 1], f, d0))
+				       !run_may_match(&runs[k - 1], f, d0, base))
 					k--;
 				set_at(c, k, 0);
 			} else {
 				while (k + 1 < c->t->nruns && runs[k + 1].ninsn &&
-				       !run_may_match(&runs[k + 1], f, d0))
+				       !run_may_match(&runs[k + 1], f, d0, base))
 					k++;
 				set_at(c, k, runs[k].ninsn - 1);
 			}
 			continue;
 		}
-		if ((f->what & PTD_FIND_MAX_DEPTH) && r->depth > d0 + f->max_depth)
+		if ((f->what & PTD_FIND_MAX_DEPTH) && cur_depth(c) > d0 + f->max_depth)
 			continue;
 		if ((f->what & PTD_FIND_ADDR) && in_ranges(c->ip, f))
 			m |= PTD_FIND_ADDR;
-		if ((f->what & PTD_FIND_DEPTH_BELOW) && r->depth < d0)
+		if ((f->what & PTD_FIND_DEPTH_BELOW) && cur_depth(c) < d0)
 			m |= PTD_FIND_DEPTH_BELOW;
 		if (f->what & (PTD_FIND_LINE_CHANGE | PTD_FIND_STMT_CHANGE)) {
 			unsigned int l;
@@ -391,10 +649,12 @@ int ptd_cursor_find(struct ptd_cursor *c, const struct ptd_find_opts *f,
 		}
 		if ((f->what & PTD_FIND_LINE) && on_line(c, f)) {
 			/* entered: the instruction before is elsewhere */
-			size_t run = c->run;
+			size_t piece = c->piece, run = c->run;
 			uint32_t i = c->i;
 			int entered = back1(c) != 0 || !on_line(c, f);
 
+			if (c->piece != piece && goto_piece(c, piece))
+				return PTD_ERR_NOMEM;
 			set_at(c, run, i);
 			if (entered)
 				m |= PTD_FIND_LINE;
@@ -404,6 +664,26 @@ int ptd_cursor_find(struct ptd_cursor *c, const struct ptd_find_opts *f,
 			return 0;
 		}
 	}
+}
+
+/* A stop's message, kept while the index lives (views come and go). */
+static const char *keep_msg(struct ptd_index *ix, const char *m)
+{
+	const char *r = NULL;
+	size_t k;
+
+	if (!m)
+		return NULL;
+	pthread_mutex_lock(ix->msg_lock);
+	for (k = ix->nmsgs; k-- > 0 && !r;)
+		if (!strcmp(ix->msgs[k], m))
+			r = ix->msgs[k];
+	if (!r && !util_grow((void **)&ix->msgs, &ix->msgcap, ix->nmsgs + 1,
+			     sizeof(char *)) &&
+	    (ix->msgs[ix->nmsgs] = strdup(m)))
+		r = ix->msgs[ix->nmsgs++];
+	pthread_mutex_unlock(ix->msg_lock);
+	return r;
 }
 
 int ptd_cursor_get(struct ptd_cursor *c, struct ptd_cursor_pos *p)
@@ -416,18 +696,20 @@ int ptd_cursor_get(struct ptd_cursor *c, struct ptd_cursor_pos *p)
 	r = &c->t->runs[c->run];
 	memset(p, 0, sizeof(*p));
 	p->pos = cur_pos(c);
-	p->insn = r->insn0 + c->i;
-	p->depth = r->depth;
+	p->insn = c->ps->insn0 + r->insn0 + c->i;
+	p->depth = cur_depth(c);
 	ev = &p->ev;
 	if (!r->ninsn) {
 		p->stop = 1;
 		*ev = c->t->stops[r->stop];
+		if (c->ps->seg != TIX_SEG_NONE)
+			ev->msg = keep_msg(c->ix, ev->msg);
 		return 0;
 	}
 	ev->kind = PTD_EV_INSN;
 	ev->ip = c->ip;
-	ev->size = (uint8_t)TIX_LEN(c->t->insn[p->insn]);
-	ev->iclass = (uint8_t)TIX_ICLASS(c->t->insn[p->insn]);
+	ev->size = (uint8_t)TIX_LEN(c->t->insn[r->insn0 + c->i]);
+	ev->iclass = (uint8_t)TIX_ICLASS(c->t->insn[r->insn0 + c->i]);
 	ev->mode = r->mode;
 	ev->image = r->image;
 	ev->time = r->time;
@@ -469,11 +751,6 @@ int ptd_cursor_read_code(struct ptd_cursor *c, uint64_t addr, void *buf,
 	return got ? (int)(got < len ? got : len) : PTD_ERR_NO_IMAGE;
 }
 
-static uint64_t call_ip(const struct tix_thread *t, size_t run)
-{
-	return t->runs[run].ip + t->runs[run].last_off;
-}
-
 static void describe(struct ptd_cursor *c, struct ptd_frame *fr,
 		     uint64_t time)
 {
@@ -498,23 +775,39 @@ int ptd_cursor_stack(struct ptd_cursor *c, struct ptd_frame *frames,
 		     size_t max, size_t *n)
 {
 	const struct tix_thread *t;
-	long ns;
-	size_t k;
+	size_t k, under, ns;
+	long nl, ni = 0;
 
 	if (!c || !n || (max && !frames))
 		return PTD_ERR_INVAL;
 	t = c->t;
-	ns = tix_stack_at(t, c->run, &c->stk, &c->stkcap);
-	if (ns < 0)
+	/* the calls alive: those of pieces before (their summaries folded),
+	 * then the view's up to the cursor */
+	nl = tix_stack_at(t, c->run, &c->stk, &c->stkcap, &under);
+	if (nl >= 0 && c->ps->seg != TIX_SEG_NONE)
+		ni = tix_fold_frames(c->ti, c->piece, under, &c->fst, &c->fcap);
+	if (nl < 0 || ni < 0 ||
+	    util_grow((void **)&c->fst, &c->fcap, (size_t)(ni + nl) + 1,
+		      sizeof(*c->fst)))
 		return PTD_ERR_NOMEM;
-	*n = (size_t)ns + 2;
+	for (k = 0; k < (size_t)nl; k++) {
+		const struct tix_run *r = &t->runs[c->stk[k]];
+		struct tix_frame *x = &c->fst[(size_t)ni + k];
+
+		x->call_ip = r->ip + r->last_off;
+		x->size = TIX_LEN(t->insn[r->insn0 + r->ninsn - 1]);
+		x->pos = c->ps->pos0 + r->pos0 + r->ninsn - 1;
+		x->time = r->time;
+	}
+	ns = (size_t)(ni + nl);
+	*n = ns + 2;
 	for (k = 0; k < *n && k < max; k++) {
 		struct ptd_frame *fr = &frames[k];
 		uint64_t time;
 
 		memset(fr, 0, sizeof(*fr));
-		fr->pid = t->pid;
-		if (k == (size_t)ns + 1) {
+		fr->pid = c->ti->pid;
+		if (k == ns + 1) {
 			fr->flags = PTD_FRAME_BEFORE_TRACE;
 			continue;
 		}
@@ -522,20 +815,16 @@ int ptd_cursor_stack(struct ptd_cursor *c, struct ptd_frame *frames,
 			fr->pc = c->ip;
 			time = t->runs[c->run].time;
 		} else {
-			size_t run = c->stk[(size_t)ns - k];
-
-			fr->pc = call_ip(t, run);
-			time = t->runs[run].time;
+			fr->pc = c->fst[ns - k].call_ip;
+			time = c->fst[ns - k].time;
 		}
-		if (k < (size_t)ns) {
-			size_t run = c->stk[(size_t)ns - 1 - k];
-			const struct tix_run *r = &t->runs[run];
+		if (k < ns) {
+			const struct tix_frame *x = &c->fst[ns - 1 - k];
 
 			fr->flags |= PTD_FRAME_HAS_CALL;
-			fr->call_site = call_ip(t, run);
-			fr->return_addr = fr->call_site +
-				TIX_LEN(t->insn[r->insn0 + r->ninsn - 1]);
-			fr->call_pos = r->pos0 + r->ninsn - 1;
+			fr->call_site = x->call_ip;
+			fr->return_addr = x->call_ip + x->size;
+			fr->call_pos = x->pos;
 		}
 		describe(c, fr, time);
 	}

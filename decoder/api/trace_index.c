@@ -2,9 +2,14 @@
 /* trace_index (stage: api/): building the index, ptd_index_*. */
 #include "trace_index.h"
 
+#include "fastpt_seek.h"
+#include "input.h"
 #include "session.h"
+#include "sideband.h"
 #include "util.h"
 
+#include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +53,7 @@ static struct tix_run *new_run(struct tix_thread *t)
 		p = &t->pieces[t->npieces++];
 		p->frames = t->npool;
 		p->nframes = t->nstack;
+		p->under = t->under;
 		if (t->nstack)
 			memcpy(&t->pool[t->npool], t->stack,
 			       t->nstack * sizeof(size_t));
@@ -99,6 +105,8 @@ static int end_run(struct tix_thread *t, int have_next, uint64_t next_ip)
 	} else if (ic == PTD_IC_RETURN) {
 		if (t->nstack)
 			t->nstack--;
+		else
+			t->under++;
 		t->depth--;
 	}
 	return 0;
@@ -176,24 +184,47 @@ static int add_stop(struct tix_thread *t, const struct ptd_event *ev)
 	return 0;
 }
 
+static void thread_free(struct tix_thread *t)
+{
+	size_t j;
+
+	for (j = 0; j < t->nstops; j++)
+		free((char *)t->stops[j].msg);
+	free(t->stops);
+	free(t->runs);
+	free(t->insn);
+	free(t->pieces);
+	free(t->pool);
+	free(t->stack);
+	memset(t, 0, sizeof(*t));
+}
+
+void tix_view_free(struct tix_thread *v)
+{
+	thread_free(v);
+}
+
 static void index_free(struct ptd_index *ix)
 {
-	size_t i, j;
+	size_t i;
 
 	if (!ix)
 		return;
-	for (i = 0; i < ix->nth; i++) {
-		struct tix_thread *t = &ix->th[i];
-
-		for (j = 0; j < t->nstops; j++)
-			free((char *)t->stops[j].msg);
-		free(t->stops);
-		free(t->runs);
-		free(t->insn);
-		free(t->pieces);
-		free(t->pool);
-		free(t->stack);
+	for (i = 0; i < ix->nth; i++)
+		thread_free(&ix->th[i]);
+	for (i = 0; i < ix->nti; i++) {
+		free(ix->ti[i].ps);
+		free(ix->ti[i].fr);
 	}
+	for (i = 0; i < ix->nmsgs; i++)
+		free(ix->msgs[i]);
+	free(ix->msgs);
+	if (ix->msg_lock) {
+		pthread_mutex_destroy(ix->msg_lock);
+		free(ix->msg_lock);
+	}
+	free(ix->ti);
+	free(ix->codes);
 	free(ix->th);
 	free(ix);
 }
@@ -203,31 +234,454 @@ void ptd_index_free(struct ptd_index *ix)
 	index_free(ix);
 }
 
-int ptd_index_build(struct ptd_index **out, struct ptd_session *s,
-		    const struct ptd_index_opts *opts)
+static int is_stop_kind(int kind)
 {
-	struct ptd_index *ix;
+	return kind == PTD_EV_ERROR || kind == PTD_EV_GAP ||
+	       kind == PTD_EV_OVERFLOW;
+}
+
+/* ---- pieces of PSB segments, summarized by the workers ---- */
+
+/* One thread's part of one segment. */
+struct part {
+	int32_t tid, pid;
+	uint64_t first_ip, time0, time_last;
+	uint64_t minip, maxend;
+	uint32_t ninsn, npos;
+	int32_t depth, min_delta;
+	uint32_t ret_below;
+	uint8_t first_stop, pend;
+	struct tix_frame pending;  /* a call ending the part: a frame unless
+				    * the next instruction follows it */
+	struct tix_frame *fr;      /* calls alive, pushed in the part */
+	size_t nfr, frcap;
+	struct tix_code code;
+};
+
+struct segres {
+	struct part *p;
+	size_t n, cap;
+	int fail;                  /* the fast path cannot index it */
+};
+
+static struct part *part_of(struct segres *r, int32_t tid, int32_t pid)
+{
+	size_t i;
+
+	for (i = r->n; i-- > 0;)
+		if (r->p[i].tid == tid)
+			return &r->p[i];
+	if (grow(&r->p, &r->cap, r->n + 1, sizeof(*r->p)))
+		return NULL;
+	memset(&r->p[r->n], 0, sizeof(r->p[0]));
+	r->p[r->n].tid = tid;
+	r->p[r->n].pid = pid;
+	r->p[r->n].minip = UINT64_MAX;
+	return &r->p[r->n++];
+}
+
+static void set_code(struct tix_code *c, uint64_t line)
+{
+	unsigned int b = (unsigned int)((line * 0x9e3779b97f4a7c15ull) >> 55);
+
+	c->w[b >> 6] |= 1ull << (b & 63);
+}
+
+static int code_has(const struct tix_code *c, uint64_t line)
+{
+	unsigned int b = (unsigned int)((line * 0x9e3779b97f4a7c15ull) >> 55);
+
+	return (int)((c->w[b >> 6] >> (b & 63)) & 1);
+}
+
+/* The pending call of p becomes a frame unless the next instruction
+ * (next_ip, have_next) is the one after it. */
+static int resolve(struct part *p, int have_next, uint64_t next_ip)
+{
+	if (!p->pend)
+		return 0;
+	p->pend = 0;
+	if (have_next && next_ip == p->pending.call_ip + p->pending.size)
+		return 0;
+	if (grow(&p->fr, &p->frcap, p->nfr + 1, sizeof(*p->fr)))
+		return -1;
+	p->fr[p->nfr++] = p->pending;
+	p->depth++;
+	return 0;
+}
+
+static void part_time(struct part *p, uint64_t t)
+{
+	if (!p->npos)
+		p->time0 = t;
+	p->time_last = t;
+}
+
+/* The summary of one decoded segment: as add_insn/add_stop would see
+ * its instructions and stops, thread by thread, a block at a time. */
+static int summarize(struct fastpt_reader *rd, struct segres *res)
+{
+	size_t i, n = fastpt_reader_nrecs(rd);
+	int32_t last = -1;
+	struct part *p = NULL;
+
+	for (i = 0; i < n; i++) {
+		struct fastpt_brief r;
+		int32_t tid;
+
+		fastpt_reader_brief(rd, i, &r);
+		if (r.ev) {
+			if (!is_stop_kind(r.ev->kind))
+				continue;
+			tid = r.ev->tid;
+		} else {
+			if (!r.ninsn)
+				continue;
+			tid = r.tid;
+		}
+		if (tid < 0)
+			tid = last;
+		if (tid < 0) {
+			res->fail = 1;   /* whose it is comes from before */
+			return 0;
+		}
+		last = tid;
+		if (!p || p->tid != tid) {
+			p = part_of(res, tid, r.ev ? r.ev->pid : r.pid);
+			if (!p)
+				return -1;
+		}
+		if (p->pid < 0)
+			p->pid = r.ev ? r.ev->pid : r.pid;
+		if (r.ev) {
+			if (resolve(p, 0, 0))
+				return -1;
+			if (!p->npos)
+				p->first_stop = 1;
+			part_time(p, r.ev->flags & PTD_EVF_TIME_VALID ? r.ev->time : 0);
+			p->npos++;
+			continue;
+		}
+		if (p->pend && resolve(p, 1, r.ip))
+			return -1;
+		if (!p->ninsn)
+			p->first_ip = r.ip;
+		part_time(p, r.time);
+		if (r.ip < p->minip)
+			p->minip = r.ip;
+		if (r.end > p->maxend)
+			p->maxend = r.end;
+		set_code(&p->code, r.ip >> 6);
+		if ((r.end - 1) >> 6 != r.ip >> 6) {
+			uint64_t l;
+
+			for (l = (r.ip >> 6) + 1; l <= (r.end - 1) >> 6; l++)
+				set_code(&p->code, l);
+		}
+		if (is_call(r.last_iclass)) {
+			p->pend = 1;
+			p->pending.call_ip = r.last_ip;
+			p->pending.size = (uint32_t)(r.end - r.last_ip);
+			p->pending.time = r.time;
+			p->pending.pos = p->npos + r.ninsn - 1;
+		} else if (r.last_iclass == PTD_IC_RETURN) {
+			if (p->nfr)
+				p->nfr--;
+			else
+				p->ret_below++;
+			p->depth--;
+			if (p->depth < p->min_delta)
+				p->min_delta = p->depth;
+		}
+		p->ninsn += r.ninsn;
+		p->npos += r.ninsn;
+	}
+	/* depths after the part's last instruction are never seen in it */
+	return 0;
+}
+
+struct bjob {
+	struct backend *be;
+	size_t nsegs;
+	size_t next;               /* atomic */
+	struct segres *res;
+	int err, fail;             /* atomic */
+};
+
+static void *build_worker(void *arg)
+{
+	struct bjob *j = arg;
+	struct fastpt_reader *rd;
+
+	if (fastpt_reader_new(j->be, &rd)) {
+		__atomic_store_n(&j->err, PTD_ERR_NOMEM, __ATOMIC_RELAXED);
+		return NULL;
+	}
+	for (;;) {
+		size_t i = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
+		int rc;
+
+		if (i >= j->nsegs || __atomic_load_n(&j->fail, __ATOMIC_RELAXED) ||
+		    __atomic_load_n(&j->err, __ATOMIC_RELAXED))
+			break;
+		rc = fastpt_reader_decode(rd, i);
+		if (rc == 1) {
+			__atomic_store_n(&j->fail, 1, __ATOMIC_RELAXED);
+			break;
+		}
+		if (rc < 0 || summarize(rd, &j->res[i]) < 0) {
+			__atomic_store_n(&j->err, rc < 0 ? rc : PTD_ERR_NOMEM,
+					 __ATOMIC_RELAXED);
+			break;
+		}
+		if (j->res[i].fail)
+			__atomic_store_n(&j->fail, 1, __ATOMIC_RELAXED);
+		fastpt_reader_drop(rd);
+	}
+	fastpt_reader_free(rd);
+	return NULL;
+}
+
+static struct tix_tinfo *tinfo_of(struct ptd_index *ix, int32_t tid, int32_t pid)
+{
+	size_t i;
+
+	for (i = ix->nti; i-- > 0;)
+		if (ix->ti[i].tid == tid)
+			return &ix->ti[i];
+	if (grow(&ix->ti, &ix->ticap, ix->nti + 1, sizeof(*ix->ti)))
+		return NULL;
+	memset(&ix->ti[ix->nti], 0, sizeof(ix->ti[0]));
+	ix->ti[ix->nti].tid = tid;
+	ix->ti[ix->nti].pid = pid;
+	return &ix->ti[ix->nti++];
+}
+
+/* Identical code summaries are kept once (loops repeat them). */
+struct codeset {
+	uint32_t *slot;            /* code index + 1, 0 empty */
+	size_t nslot;
+};
+
+static uint64_t code_hash(const struct tix_code *c)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	size_t k;
+
+	for (k = 0; k < TIX_CODE_BITS / 64; k++)
+		h = (h ^ c->w[k]) * 0x100000001b3ull;
+	return h ^ (h >> 29);
+}
+
+static long code_id(struct ptd_index *ix, struct codeset *cs,
+		    const struct tix_code *c)
+{
+	size_t k;
+
+	if (ix->ncodes * 2 >= cs->nslot) {
+		size_t n = cs->nslot ? cs->nslot * 2 : 1024, i;
+		uint32_t *sl = calloc(n, sizeof(*sl));
+
+		if (!sl)
+			return -1;
+		for (i = 0; i < ix->ncodes; i++) {
+			k = code_hash(&ix->codes[i]) & (n - 1);
+			while (sl[k])
+				k = (k + 1) & (n - 1);
+			sl[k] = (uint32_t)i + 1;
+		}
+		free(cs->slot);
+		cs->slot = sl;
+		cs->nslot = n;
+	}
+	k = code_hash(c) & (cs->nslot - 1);
+	while (cs->slot[k]) {
+		if (!memcmp(&ix->codes[cs->slot[k] - 1], c, sizeof(*c)))
+			return cs->slot[k] - 1;
+		k = (k + 1) & (cs->nslot - 1);
+	}
+	if (grow(&ix->codes, &ix->codecap, ix->ncodes + 1, sizeof(*c)))
+		return -1;
+	ix->codes[ix->ncodes] = *c;
+	cs->slot[k] = (uint32_t)ix->ncodes + 1;
+	return (long)ix->ncodes++;
+}
+
+/* Per thread while assembling: depth at the end of its last piece and
+ * that piece's pending call. */
+struct tstate {
+	int32_t depth;
+	int pend;
+	struct tix_frame pending;
+};
+
+/* Appends segment ord's parts to their threads. */
+static int assemble(struct ptd_index *ix, struct codeset *cs,
+		    struct tstate **st, size_t *stcap, size_t ord,
+		    const struct segres *r)
+{
+	size_t i, k;
+
+	for (i = 0; i < r->n; i++) {
+		const struct part *p = &r->p[i];
+		struct tix_tinfo *t = tinfo_of(ix, p->tid, p->pid);
+		struct tix_piece_sum *ps;
+		struct tstate *ts;
+		long code;
+
+		if (!t)
+			return -1;
+		if (grow(st, stcap, ix->nti, sizeof(**st)))
+			return -1;
+		ts = &(*st)[t - ix->ti];
+		if (t->nps == 0)
+			memset(ts, 0, sizeof(*ts));
+		if (t->pid < 0 && p->pid >= 0)
+			t->pid = p->pid;
+		if (ts->pend && !(!p->first_stop &&
+				  p->first_ip == ts->pending.call_ip + ts->pending.size)) {
+			if (grow(&t->fr, &t->frcap, t->nfr + 1, sizeof(*t->fr)))
+				return -1;
+			t->fr[t->nfr] = ts->pending;
+			t->fr[t->nfr++].pos += t->ps[t->nps - 1].pos0;
+			t->ps[t->nps - 1].nframes++;
+			ts->depth++;
+		}
+		code = code_id(ix, cs, &p->code);
+		if (code < 0 || grow(&t->ps, &t->pscap, t->nps + 1, sizeof(*ps)) ||
+		    grow(&t->fr, &t->frcap, t->nfr + p->nfr + 1, sizeof(*t->fr)))
+			return -1;
+		ps = &t->ps[t->nps++];
+		memset(ps, 0, sizeof(*ps));
+		ps->insn0 = t->ninsn;
+		ps->pos0 = t->npos;
+		ps->time = p->time0;
+		ps->first_ip = p->first_ip;
+		ps->minip = p->minip;
+		ps->maxend = p->maxend;
+		ps->seg = (uint32_t)ord;
+		ps->code = (uint32_t)code;
+		ps->ninsn = p->ninsn;
+		ps->npos = p->npos;
+		ps->depth0 = ts->depth;
+		ps->min_delta = p->min_delta;
+		ps->ret_below = p->ret_below;
+		ps->frame0 = (uint32_t)t->nfr;
+		ps->nframes = (uint32_t)p->nfr;
+		ps->first_stop = p->first_stop;
+		for (k = 0; k < p->nfr; k++) {
+			t->fr[t->nfr] = p->fr[k];
+			t->fr[t->nfr++].pos += ps->pos0;
+		}
+		ts->depth += p->depth;
+		ts->pend = p->pend;
+		ts->pending = p->pending;
+		if (!t->npos)
+			t->first_time = p->time0;
+		t->last_time = p->time_last;
+		t->ninsn += p->ninsn;
+		t->npos += p->npos;
+		t->nstops += p->npos - p->ninsn;
+	}
+	return 0;
+}
+
+static void segres_free(struct segres *r, size_t n)
+{
+	size_t i, k;
+
+	if (!r)
+		return;
+	for (i = 0; i < n; i++) {
+		for (k = 0; k < r[i].n; k++)
+			free(r[i].p[k].fr);
+		free(r[i].p);
+	}
+	free(r);
+}
+
+/* The index from the fast decoder's segments, decoded on the session's
+ * -j threads.  Returns 0, 1 when this trace needs the whole-thread
+ * index (a segment the fast walk cannot decode, a stop of no known
+ * thread), or a negative error. */
+static int build_fast(struct ptd_index *ix)
+{
+	struct ptd_session *s = ix->s;
+	struct bjob j = { 0 };
+	struct codeset cs = { 0 };
+	struct tstate *st = NULL;
+	size_t stcap = 0, i;
+	unsigned int nt, started = 0;
+	pthread_t *th;
+	int rc = 0;
+
+	if (!s->be || !fastpt_backend_is(s->be) || s->opts.time_start ||
+	    s->opts.time_end || s->opts.max_insns ||
+	    (s->opts.flags & PTD_OPEN_COUNT_ONLY))
+		return 1;
+	j.be = s->be;
+	j.nsegs = fastpt_nsegments(s->be);
+	if (j.nsegs >= TIX_SEG_NONE)
+		return 1;
+	j.res = calloc(j.nsegs ? j.nsegs : 1, sizeof(*j.res));
+	nt = fastpt_nthreads(s->be);
+	th = calloc(nt, sizeof(*th));
+	if (!j.res || !th) {
+		free(j.res);
+		free(th);
+		return PTD_ERR_NOMEM;
+	}
+	/* the caller's thread is one of the nt */
+	for (i = 1; i < nt; i++)
+		if (pthread_create(&th[started], NULL, build_worker, &j) == 0)
+			started++;
+	build_worker(&j);
+	for (i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+	free(th);
+	if (j.err)
+		rc = j.err;
+	else if (j.fail)
+		rc = 1;
+	for (i = 0; !rc && i < j.nsegs; i++)
+		if (assemble(ix, &cs, &st, &stcap, i, &j.res[i]))
+			rc = PTD_ERR_NOMEM;
+	segres_free(j.res, j.nsegs);
+	free(cs.slot);
+	free(st);
+	for (i = 0; !rc && i < ix->nti; i++)
+		if (ix->ti[i].pid < 0 && ix->ti[i].tid > 0 && s->in)
+			ix->ti[i].pid = sideband_pid_of(s->in->sb, ix->ti[i].tid);
+	if (rc) {
+		for (i = 0; i < ix->nti; i++) {
+			free(ix->ti[i].ps);
+			free(ix->ti[i].fr);
+		}
+		free(ix->ti);
+		free(ix->codes);
+		ix->ti = NULL;
+		ix->codes = NULL;
+		ix->nti = ix->ticap = ix->ncodes = ix->codecap = 0;
+	}
+	return rc;
+}
+
+/* ---- the whole-thread index, from one linear decode ---- */
+
+static int build_whole(struct ptd_index *ix)
+{
+	struct ptd_session *s = ix->s;
 	struct ptd_event ev;
 	struct tix_thread *last = NULL;
 	int32_t *lastq;
 	size_t i, last_n = 0;
 	int rc;
 
-	if (!out)
-		return PTD_ERR_INVAL;
-	*out = NULL;
-	if (!s || (opts && opts->sz < sizeof(size_t)))
-		return PTD_ERR_INVAL;
-	ix = calloc(1, sizeof(*ix));
 	lastq = malloc(TIX_MAXQ * sizeof(*lastq));
-	if (!ix || !lastq) {
-		free(ix);
-		free(lastq);
+	if (!lastq)
 		return PTD_ERR_NOMEM;
-	}
 	for (i = 0; i < TIX_MAXQ; i++)
 		lastq[i] = -1;
-	ix->s = s;
 	while ((rc = ptd_next(s, &ev)) == 0) {
 		struct tix_thread *t;
 		int32_t tid = ev.tid;
@@ -237,8 +691,7 @@ int ptd_index_build(struct ptd_index **out, struct ptd_session *s,
 			last_n = ix->nth;
 		}
 
-		if (ev.kind != PTD_EV_INSN && ev.kind != PTD_EV_ERROR &&
-		    ev.kind != PTD_EV_GAP && ev.kind != PTD_EV_OVERFLOW)
+		if (ev.kind != PTD_EV_INSN && !is_stop_kind(ev.kind))
 			continue;
 		if (tid < 0 && ev.queue < TIX_MAXQ)
 			tid = lastq[ev.queue];
@@ -259,24 +712,144 @@ int ptd_index_build(struct ptd_index **out, struct ptd_session *s,
 			goto nomem;
 	}
 	free(lastq);
-	if (rc != PTD_ERR_END) {
+	if (rc != PTD_ERR_END)
+		return rc;
+	/* each thread one piece, its view kept */
+	for (i = 0; i < ix->nth; i++) {
+		const struct tix_thread *t = &ix->th[i];
+		struct tix_tinfo *ti;
+		struct tix_piece_sum *ps;
+
+		if (grow(&ix->ti, &ix->ticap, ix->nti + 1, sizeof(*ix->ti)))
+			return PTD_ERR_NOMEM;
+		ti = &ix->ti[ix->nti++];
+		memset(ti, 0, sizeof(*ti));
+		ti->ps = calloc(1, sizeof(*ti->ps));
+		if (!ti->ps)
+			return PTD_ERR_NOMEM;
+		ti->nps = ti->pscap = 1;
+		ti->tid = t->tid;
+		ti->pid = t->pid;
+		ti->whole = t;
+		ti->ninsn = t->ninsn;
+		ti->npos = t->npos;
+		ti->nstops = t->nstops;
+		if (t->nruns) {
+			ti->first_time = t->runs[0].time;
+			ti->last_time = t->runs[t->nruns - 1].time;
+		}
+		ps = ti->ps;
+		ps->seg = TIX_SEG_NONE;
+		ps->code = TIX_CODE_ANY;
+		ps->ninsn = (uint32_t)(t->ninsn > UINT32_MAX ? UINT32_MAX : t->ninsn);
+		ps->npos = (uint32_t)(t->npos > UINT32_MAX ? UINT32_MAX : t->npos);
+		ps->time = ti->first_time;
+		ps->minip = 0;
+		ps->maxend = UINT64_MAX;
+		ps->min_delta = INT32_MIN;
+	}
+	return 0;
+nomem:
+	free(lastq);
+	return PTD_ERR_NOMEM;
+}
+
+/* The index file's name: opts->file, or the trace's path + ".ptdidx". */
+static char *index_file(const struct ptd_index_opts *o)
+{
+	size_t n;
+	char *f;
+
+	if (o->file)
+		return strdup(o->file);
+	n = strlen(o->trace);
+	while (n > 1 && o->trace[n - 1] == '/')
+		n--;
+	f = malloc(n + sizeof(".ptdidx"));
+	if (f) {
+		memcpy(f, o->trace, n);
+		memcpy(f + n, ".ptdidx", sizeof(".ptdidx"));
+	}
+	return f;
+}
+
+#define OPT(o, field) ((o) && (o)->sz >= offsetof(struct ptd_index_opts, field) + \
+		       sizeof((o)->field) ? (o)->field : 0)
+
+int ptd_index_build(struct ptd_index **out, struct ptd_session *s,
+		    const struct ptd_index_opts *opts)
+{
+	struct ptd_index *ix;
+	unsigned int flags = OPT(opts, flags);
+	const char *trace = OPT(opts, trace);
+	char *file = NULL;
+	int rc;
+
+	if (!out)
+		return PTD_ERR_INVAL;
+	*out = NULL;
+	if (!s || (opts && opts->sz < sizeof(size_t)))
+		return PTD_ERR_INVAL;
+	if ((flags & PTD_INDEX_FILE) && !trace) {
+		snprintf(s->errmsg, sizeof(s->errmsg), "ptd_index_build: "
+			 "PTD_INDEX_FILE needs the trace's path in opts.trace");
+		return PTD_ERR_INVAL;
+	}
+	ix = calloc(1, sizeof(*ix));
+	if (!ix)
+		return PTD_ERR_NOMEM;
+	ix->s = s;
+	ix->msg_lock = malloc(sizeof(pthread_mutex_t));
+	if (!ix->msg_lock) {
+		free(ix);
+		return PTD_ERR_NOMEM;
+	}
+	pthread_mutex_init(ix->msg_lock, NULL);
+	if (flags & PTD_INDEX_FILE) {
+		struct ptd_index_opts o = { .sz = sizeof(o), .trace = trace,
+					    .file = OPT(opts, file) };
+
+		file = index_file(&o);
+		if (!file) {
+			index_free(ix);
+			return PTD_ERR_NOMEM;
+		}
+		if (s->be && fastpt_backend_is(s->be)) {
+			rc = tix_file_load(ix, file, trace, ix->file_err,
+					   sizeof(ix->file_err));
+			if (rc == 0) {
+				ix->loaded = 1;
+				free(file);
+				*out = ix;
+				return 0;
+			}
+		}
+	}
+	rc = build_fast(ix);
+	if (rc == 1) {
+		rc = build_whole(ix);
+	} else if (rc == 0 && file) {
+		if (tix_file_save(ix, file, trace, ix->file_err,
+				  sizeof(ix->file_err)) == 0)
+			ix->saved = 1;
+	}
+	free(file);
+	if (rc) {
 		index_free(ix);
+		if (rc == PTD_ERR_NOMEM)
+			snprintf(s->errmsg, sizeof(s->errmsg),
+				 "out of memory while indexing the trace: index a "
+				 "shorter time range (ptd_open_opts "
+				 "time_start/time_end)");
 		return rc;
 	}
 	*out = ix;
 	return 0;
-nomem:
-	free(lastq);
-	index_free(ix);
-	snprintf(s->errmsg, sizeof(s->errmsg),
-		 "out of memory while indexing the trace: index a shorter "
-		 "time range (ptd_open_opts time_start/time_end)");
-	return PTD_ERR_NOMEM;
 }
 
 size_t ptd_index_thread_count(const struct ptd_index *ix)
 {
-	return ix ? ix->nth : 0;
+	return ix ? ix->nti : 0;
 }
 
 uint64_t ptd_index_unplaced(const struct ptd_index *ix)
@@ -287,30 +860,199 @@ uint64_t ptd_index_unplaced(const struct ptd_index *ix)
 int ptd_index_thread(const struct ptd_index *ix, size_t i,
 		     struct ptd_index_thread *out)
 {
-	const struct tix_thread *t;
+	const struct tix_tinfo *t;
 
-	if (!ix || !out || i >= ix->nth)
+	if (!ix || !out || i >= ix->nti)
 		return PTD_ERR_INVAL;
-	t = &ix->th[i];
+	t = &ix->ti[i];
 	memset(out, 0, sizeof(*out));
 	out->tid = t->tid;
 	out->pid = t->pid;
 	out->instructions = t->ninsn;
 	out->positions = t->npos;
 	out->stops = t->nstops;
-	if (t->nruns) {
-		out->first_time = t->runs[0].time;
-		out->last_time = t->runs[t->nruns - 1].time;
+	out->first_time = t->first_time;
+	out->last_time = t->last_time;
+	return 0;
+}
+
+int ptd_index_get_stats(const struct ptd_index *ix, struct ptd_index_stats *st)
+{
+	struct ptd_index_stats o = { 0 };
+	size_t i;
+
+	if (!ix || !st || st->sz < sizeof(size_t))
+		return PTD_ERR_INVAL;
+	o.sz = st->sz < sizeof(o) ? st->sz : sizeof(o);
+	for (i = 0; i < ix->nti; i++) {
+		const struct tix_tinfo *t = &ix->ti[i];
+
+		o.pieces += t->nps;
+		o.bytes += t->nps * sizeof(*t->ps) + t->nfr * sizeof(*t->fr);
+		o.instructions += t->ninsn;
+		if (t->whole)
+			o.bytes += t->whole->nruns * sizeof(struct tix_run) +
+				   t->whole->ninsn + t->whole->npool * sizeof(size_t) +
+				   t->whole->npieces * sizeof(struct tix_piece);
+		else
+			o.redecoded = 1;
+	}
+	o.bytes += ix->ncodes * sizeof(*ix->codes);
+	o.loaded = ix->loaded;
+	o.saved = ix->saved;
+	o.file_error = ix->file_err[0] ? ix->file_err : NULL;
+	memcpy(st, &o, o.sz);
+	return 0;
+}
+
+/* ---- views: a piece decoded again ---- */
+
+/* As summarize() sees it: instructions and stops of tid. */
+int tix_view_load(struct ptd_index *ix, struct fastpt_reader *rd,
+		  const struct tix_tinfo *ti, size_t k, struct tix_thread *v)
+{
+	const struct tix_piece_sum *ps = &ti->ps[k];
+	struct ptd_event ev;
+	size_t i, n, j;
+	int32_t last = -1;
+	int rc;
+
+	(void)ix;
+	for (j = 0; j < v->nstops; j++)
+		free((char *)v->stops[j].msg);
+	v->nruns = v->ninsn = v->nstops = v->npieces = v->npool = 0;
+	v->nstack = v->under = 0;
+	v->depth = 0;
+	v->npos = 0;
+	v->tid = ti->tid;
+	v->pid = ti->pid;
+	rc = fastpt_reader_decode(rd, ps->seg);
+	if (rc)
+		return rc < 0 ? rc : PTD_ERR_DECODE;
+	n = fastpt_reader_nrecs(rd);
+	memset(&ev, 0, sizeof(ev));
+	for (i = 0; i < n; i++) {
+		struct fastpt_rec r;
+		int32_t tid;
+		uint32_t q;
+
+		fastpt_reader_rec(rd, i, &r);
+		if (r.ev && !is_stop_kind(r.ev->kind))
+			continue;
+		tid = r.ev ? r.ev->tid : r.tid;
+		if (tid < 0)
+			tid = last;
+		if (tid < 0)
+			return PTD_ERR_DECODE;
+		last = tid;
+		if (tid != ti->tid)
+			continue;
+		if (r.ev) {
+			struct ptd_event se = *r.ev;
+
+			se.queue = r.queue;
+			if (add_stop(v, &se))
+				return PTD_ERR_NOMEM;
+			continue;
+		}
+		if (!r.ninsn)
+			continue;
+		ev.kind = PTD_EV_INSN;
+		ev.mode = r.mode;
+		ev.image = r.image;
+		ev.cpu = r.cpu;
+		ev.queue = r.queue;
+		ev.time = r.time;
+		ev.flags = r.time ? PTD_EVF_TIME_VALID : 0;
+		ev.ip = r.ip;
+		ev.size = (uint8_t)fastpt_rec_size(&r, 0);
+		ev.iclass = r.ninsn == 1 ? r.last_iclass : PTD_IC_OTHER;
+		if (add_insn(v, &ev))
+			return PTD_ERR_NOMEM;
+		if (r.ninsn > 1) {
+			/* the rest of a block extends the run add_insn left
+			 * open: contiguous, one context, no call or return
+			 * before the last */
+			struct tix_run *run = &v->runs[v->nruns - 1];
+
+			if (grow(&v->insn, &v->insncap, v->ninsn + r.ninsn, 1))
+				return PTD_ERR_NOMEM;
+			for (q = 1; q < r.ninsn; q++)
+				v->insn[v->ninsn++] = (uint8_t)(
+					(fastpt_rec_size(&r, q) & 0xf) |
+					((q + 1 == r.ninsn ? r.last_iclass :
+					  PTD_IC_OTHER) & 0xf) << 4);
+			run->ninsn += r.ninsn - 1;
+			run->last_off = (uint32_t)(r.ip + r.off[r.ninsn - 1] - run->ip);
+			v->npos += r.ninsn - 1;
+		}
+	}
+	if (v->ninsn != ps->ninsn || v->npos != ps->npos)
+		return PTD_ERR_DECODE;
+	return 0;
+}
+
+int tix_code_may_hit(const struct ptd_index *ix, const struct tix_piece_sum *p,
+		     const struct ptd_addr_range *r, size_t nr)
+{
+	const struct tix_code *c;
+	size_t k;
+
+	if (p->code == TIX_CODE_ANY)
+		return 1;
+	c = &ix->codes[p->code];
+	for (k = 0; k < nr; k++) {
+		uint64_t s = r[k].start > p->minip ? r[k].start : p->minip;
+		uint64_t e = r[k].end < p->maxend ? r[k].end : p->maxend, l;
+
+		if (s >= e)
+			continue;
+		if (((e - 1) >> 6) - (s >> 6) >= 64)
+			return 1;
+		for (l = s >> 6; l <= (e - 1) >> 6; l++)
+			if (code_has(c, l))
+				return 1;
 	}
 	return 0;
 }
 
+long tix_fold_frames(const struct tix_tinfo *ti, size_t k, size_t skip,
+		     struct tix_frame **out, size_t *cap)
+{
+	size_t n = 0, q, i;
+
+	for (q = k; q-- > 0;) {
+		const struct tix_piece_sum *p = &ti->ps[q];
+
+		if (skip < p->nframes) {
+			size_t take = p->nframes - skip;
+
+			if (util_grow((void **)out, cap, n + take, sizeof(**out)))
+				return -1;
+			for (i = take; i-- > 0;)
+				(*out)[n++] = ti->fr[p->frame0 + i];
+			skip = 0;
+		} else {
+			skip -= p->nframes;
+		}
+		skip += p->ret_below;
+	}
+	for (i = 0; i < n / 2; i++) {
+		struct tix_frame x = (*out)[i];
+
+		(*out)[i] = (*out)[n - 1 - i];
+		(*out)[n - 1 - i] = x;
+	}
+	return (long)n;
+}
+
 long tix_stack_at(const struct tix_thread *t, size_t r, size_t **out,
-		  size_t *cap)
+		  size_t *cap, size_t *under)
 {
 	const struct tix_piece *p = &t->pieces[r / TIX_PIECE_RUNS];
 	size_t n = p->nframes, k;
 
+	*under = p->under;
 	if (util_grow((void **)out, cap, n + 1, sizeof(size_t)))
 		return -1;
 	if (n)
@@ -328,8 +1070,11 @@ long tix_stack_at(const struct tix_thread *t, size_t r, size_t **out,
 			if (util_grow((void **)out, cap, n + 1, sizeof(size_t)))
 				return -1;
 			(*out)[n++] = k;
-		} else if (ic == PTD_IC_RETURN && n) {
-			n--;
+		} else if (ic == PTD_IC_RETURN) {
+			if (n)
+				n--;
+			else
+				(*under)++;
 		}
 	}
 	return (long)n;

@@ -1,6 +1,10 @@
 #!/bin/sh
 # check_cursor.sh ORACLE gen BENCHGEN KIND: the cursor against the linear
 #   decode on a generated 2 M-instruction trace;
+# check_cursor.sh ORACLE pieces BENCHGEN KIND: on a generated 3 M-instruction
+#   trace, an index of PSB pieces (decoded again on demand) saved beside
+#   the trace and read back by a second session, with searches for
+#   addresses anywhere (the pieces' code summaries skip most pieces);
 # check_cursor.sh ORACLE damaged CORRUPT_TOOL CAPTURE: on a copy of a
 #   capture whose trace has bytes flipped in the middle of its AUX data,
 #   so that the decode has errors: they must be positions the cursor stops
@@ -12,6 +16,9 @@ case $mode in
 gen)
     "$tool" "$arg" 2000000 "$tmp/t.ptd" 11 >/dev/null
     exec "$oracle" "$tmp/t.ptd" 2000 ;;
+pieces)
+    "$tool" "$arg" 3000000 "$tmp/t.ptd" 13 >/dev/null
+    exec "$oracle" "$tmp/t.ptd" 1000 - need-pieces index-file far-finds ;;
 damaged)
     cp -r "$arg" "$tmp/t.ptd"
     "$tool" auxspan "$tmp/t.ptd/perf.data" >"$tmp/spans"

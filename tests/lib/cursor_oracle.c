@@ -1,4 +1,4 @@
-/* cursor_oracle TRACE [SAMPLES [need-stops|no-line-finds]]: the trace index and cursor against a
+/* cursor_oracle TRACE [SAMPLES [OPTION...]]: the trace index and cursor against a
  * linear decode of a second session on the same trace (the oracle).  The
  * linear decode records, per thread in order, every instruction (ip,
  * size, class, time, CPU, image version, bytes) and stop (error, gap,
@@ -9,7 +9,13 @@
  * (call sites and return addresses, then one unknown frame); walks
  * forwards then backwards must return to the same positions; finds
  * (depth below, an address, a line change) must stop where a linear scan
- * does (lines from ptd_source_line on a third session). */
+ * does (lines from ptd_source_line on a third session).
+ * Options: need-stops (the trace must have stops), no-line-finds,
+ * need-pieces (the index must be of pieces decoded again on demand),
+ * index-file (the index is built and saved beside the trace, then read
+ * back by a second session, whose index is the one checked), far-finds
+ * (also searches for addresses anywhere in the thread and for one never
+ * run: the pieces' code summaries skip most of the trace). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -248,7 +254,10 @@ int main(int argc, char **argv)
 	double t0, tbuild, tseek = 0, tstack = 0, tstep = 0;
 	uint64_t nseek = 0, nstack = 0, nstep = 0, nfind = 0;
 	double tfind = 0;
-	uint64_t nstopchk = 0, linefinds = 0;
+	uint64_t nstopchk = 0, linefinds = 0, farfinds = 0;
+	struct ptd_index_opts iopts = { .sz = sizeof(iopts) };
+	struct ptd_index_stats ist = { .sz = sizeof(ist) };
+	int opt_file = 0, opt_pieces = 0, opt_far = 0;
 
 	if (argc < 2) {
 		fprintf(stderr, "usage: cursor_oracle TRACE [SAMPLES]\n");
@@ -256,16 +265,54 @@ int main(int argc, char **argv)
 	}
 	if (linear(argv[1], 0))
 		return 1;
-	if (ptd_open(&s, argv[1], NULL) < 0) {
-		fprintf(stderr, "cursor_oracle: %s\n", ptd_errmsg(s));
-		return 1;
+	for (k = 3; k < (size_t)argc; k++) {
+		if (!strcmp(argv[k], "index-file"))
+			opt_file = 1;
+		else if (!strcmp(argv[k], "need-pieces"))
+			opt_pieces = 1;
+		else if (!strcmp(argv[k], "far-finds"))
+			opt_far = 1;
 	}
-	t0 = now();
-	if (ptd_index_build(&ix, s, NULL) < 0) {
-		fprintf(stderr, "cursor_oracle: index: %s\n", ptd_errmsg(s));
-		return 1;
+	iopts.trace = argv[1];
+	iopts.flags = opt_file ? PTD_INDEX_FILE : 0;
+	if (opt_file) {
+		/* a stale file from an earlier run must not be reused */
+		char f[4096];
+
+		snprintf(f, sizeof(f), "%s.ptdidx", argv[1]);
+		remove(f);
 	}
-	tbuild = now() - t0;
+	for (k = 0; k < (opt_file ? 2u : 1u); k++) {
+		if (k) {
+			ptd_index_free(ix);
+			ptd_close(s);
+		}
+		if (ptd_open(&s, argv[1], NULL) < 0) {
+			fprintf(stderr, "cursor_oracle: %s\n", ptd_errmsg(s));
+			return 1;
+		}
+		t0 = now();
+		if (ptd_index_build(&ix, s, &iopts) < 0) {
+			fprintf(stderr, "cursor_oracle: index: %s\n", ptd_errmsg(s));
+			return 1;
+		}
+		tbuild = now() - t0;
+		ist.sz = sizeof(ist);
+		ptd_index_get_stats(ix, &ist);
+		printf("cursor_oracle: index %s: %" PRIu64 " pieces, %" PRIu64
+		       " bytes for %" PRIu64 " instructions, %s%s%s%s\n",
+		       k ? "read back" : "built", ist.pieces, ist.bytes,
+		       ist.instructions, ist.redecoded ? "pieces decoded on demand" :
+		       "threads kept whole", ist.saved ? ", saved" : "",
+		       ist.loaded ? ", read from its file" : "",
+		       ist.file_error ? ist.file_error : "");
+		if (opt_file)
+			CHECK(k ? ist.loaded : ist.saved, "index file not %s: %s",
+			      k ? "read" : "saved",
+			      ist.file_error ? ist.file_error : "?");
+	}
+	if (opt_pieces)
+		CHECK(ist.redecoded, "the index keeps threads whole");
 	CHECK(ptd_index_thread_count(ix) == nth, "threads: index %zu, linear %zu",
 	      ptd_index_thread_count(ix), nth);
 	for (k = 0; k < nth; k++) {
@@ -543,15 +590,72 @@ int main(int argc, char **argv)
 				finds++;
 			}
 		}
+		/* Far finds: an address set from anywhere in the thread (two
+		 * instructions' addresses, one of them a rare one: what the
+		 * thread ran only once or twice at the start of a range), and
+		 * one never run, from random positions, both ways. */
+		for (w = 0; opt_far && w < 40 && t->n; w++) {
+			struct ptd_find_opts fo = { .sz = sizeof(fo), .what = PTD_FIND_ADDR };
+			struct ptd_addr_range ar[2];
+			uint64_t pos = rnd() % t->n, q, want = UINT64_MAX;
+			const struct rec *o1 = &t->r[rnd() % t->n];
+			const struct rec *o2 = &t->r[rnd() % t->n];
+			int back = (int)(w & 1), rc;
+			unsigned int found;
+
+			ar[0].start = o1->ip;
+			ar[0].end = o1->ip + 1;
+			ar[1].start = o2->ip;
+			ar[1].end = o2->ip + 1;
+			if (w % 4 >= 2 || o1->stop || o2->stop) {
+				ar[0].start = ar[1].start = 1;  /* never run */
+				ar[0].end = ar[1].end = 2;
+			}
+			for (q = pos; back ? q-- > 0 : ++q < t->n;) {
+				const struct rec *x = &t->r[q];
+
+				if (x->stop || (x->ip >= ar[0].start && x->ip < ar[0].end) ||
+				    (x->ip >= ar[1].start && x->ip < ar[1].end)) {
+					want = q;
+					break;
+				}
+			}
+			fo.backward = back;
+			fo.ranges = ar;
+			fo.nranges = 2;
+			ptd_cursor_seek_pos(c, pos);
+			rc = ptd_cursor_find(c, &fo, &found);
+			ptd_cursor_get(c, &p);
+			if (want == UINT64_MAX)
+				CHECK(rc == PTD_ERR_END && !found &&
+				      p.pos == (back ? 0 : t->n - 1),
+				      "far find from %" PRIu64 ": rc %d pos %" PRIu64
+				      ", want the end", pos, rc, p.pos);
+			else
+				CHECK(rc == 0 && found && p.pos == want,
+				      "far find %s from %" PRIu64 ": rc %d pos %" PRIu64
+				      ", want %" PRIu64, back ? "back" : "fwd", pos, rc,
+				      p.pos, want);
+			/* the stack where it stopped: from the pieces' summaries */
+			if (!p.stop && t->nwant) {
+				size_t nf;
+
+				ptd_cursor_stack(c, NULL, 0, &nf);
+				CHECK(p.depth == t->r[p.pos].depth,
+				      "far find: depth %d at %" PRIu64 ", want %d",
+				      p.depth, p.pos, t->r[p.pos].depth);
+			}
+			farfinds++;
+		}
 		ptd_cursor_close(c);
 		free(insn_of);
 	}
 	printf("cursor_oracle: %zu threads, %" PRIu64 " positions; checked %"
 	       PRIu64 " positions, %" PRIu64 " stacks, %" PRIu64 " walks, %"
-	       PRIu64 " finds, %" PRIu64 " line finds; index built in %.3f s; mean seek %.1f us, "
+	       PRIu64 " finds, %" PRIu64 " line finds, %" PRIu64 " far finds; index built in %.3f s; mean seek %.1f us, "
 	       "stack %.1f us, step %.2f us, find %.1f ns a position; "
 	       "%d failures\n",
-	       nth, total, checked, stacks, walks, finds, linefinds, tbuild,
+	       nth, total, checked, stacks, walks, finds, linefinds, farfinds, tbuild,
 	       nseek ? tseek / nseek * 1e6 : 0.0,
 	       nstack ? tstack / nstack * 1e6 : 0.0,
 	       nstep ? tstep / nstep * 1e6 : 0.0,

@@ -560,6 +560,11 @@ static void set_ops(struct backend *b)
 	b->destroy = fast_destroy;
 }
 
+int fastpt_is(const struct backend *b)
+{
+	return b && b->destroy == fast_destroy;
+}
+
 /* The queues, each cut into segments.  Returns 0 or a negative
  * PTD_ERR_*. */
 static int add_queues(struct fast_backend *fb, const struct intelpt_queue *queues,

@@ -52,4 +52,7 @@ int fastpt_new(const struct intelpt_params *p,
 	       unsigned int nthreads, size_t cache_max, unsigned int flags,
 	       struct backend **out, char *err, size_t errlen);
 
+/* Is b this backend (for fastpt_seek.h)? */
+int fastpt_is(const struct backend *b);
+
 #endif

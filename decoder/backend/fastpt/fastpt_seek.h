@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fastpt_seek - random access to the fast Intel PT decoder's segments
+ * (backend stage, backend/fastpt/): any segment decoded on its own, on
+ * any thread, without the pool and without touching the backend's
+ * segments (the trace index decodes them in parallel to build itself and
+ * again to show one piece of it, api/trace_index.h).
+ *
+ * A segment decodes without the state before it (fastpt.h): a reader
+ * copies it and its neighbours (the walk reads the next PSB+'s FUP and
+ * TSC and, for cycle-accurate timing, the previous segment's packets)
+ * into a window of its own and walks that with its own block cache.
+ */
+#ifndef PTD_FASTPT_SEEK_H
+#define PTD_FASTPT_SEEK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backend.h"
+
+struct fastpt_reader;
+
+/* Is b the fast decoder (not wrapped, e.g. in a queue merge)? */
+int fastpt_backend_is(const struct backend *b);
+
+/* Segments of all queues in output order (the order the flow comes in),
+ * and how many decoding threads the backend was opened with. */
+size_t fastpt_nsegments(const struct backend *b);
+unsigned int fastpt_nthreads(const struct backend *b);
+/* Queue and [start, end) in its stream of segment ord. */
+void fastpt_segment_where(const struct backend *b, size_t ord, uint32_t *queue,
+			  uint64_t *start, uint64_t *end);
+
+int fastpt_reader_new(struct backend *b, struct fastpt_reader **out);
+void fastpt_reader_free(struct fastpt_reader *r);
+
+/* Decodes segment ord.  Returns 0; 1 when the fast walk cannot decode it
+ * (the flow there is libipt's, from the queue's start); or
+ * PTD_ERR_INVAL / PTD_ERR_NOMEM. */
+int fastpt_reader_decode(struct fastpt_reader *r, size_t ord);
+
+/* A record of the last decode: an event (ev != NULL), or a block of
+ * ninsn instructions at ip, instruction i at ip + off[i], its size
+ * fastpt_rec_size(). */
+struct fastpt_rec {
+	const struct ptd_event *ev;
+	uint64_t ip;
+	uint32_t ninsn;
+	uint32_t bninsn, blen;    /* the whole block's */
+	const uint16_t *off;
+	uint8_t last_iclass;      /* of the record's last instruction */
+	uint8_t mode;
+	uint32_t image;
+	uint64_t time;            /* perf ns, 0 unknown */
+	int32_t pid, tid, cpu;
+	uint32_t queue;
+};
+
+static inline unsigned int fastpt_rec_size(const struct fastpt_rec *r, uint32_t i)
+{
+	return (unsigned int)((i + 1 < r->bninsn ? r->off[i + 1] : r->blen) - r->off[i]);
+}
+
+size_t fastpt_reader_nrecs(const struct fastpt_reader *r);
+void fastpt_reader_rec(const struct fastpt_reader *r, size_t i,
+		       struct fastpt_rec *out);
+
+/* What the index's summaries need of a record, cheaply: an event (ev),
+ * or a block's bounds, last instruction and context. */
+struct fastpt_brief {
+	const struct ptd_event *ev;
+	uint64_t ip, last_ip, end;   /* end: after the last instruction */
+	uint64_t time;
+	int32_t pid, tid;
+	uint32_t ninsn;
+	uint8_t last_iclass;
+};
+
+void fastpt_reader_brief(const struct fastpt_reader *r, size_t i,
+			 struct fastpt_brief *out);
+
+/* Drops the last decoded segment's trace pages from the resident set. */
+void fastpt_reader_drop(const struct fastpt_reader *r);
+
+#endif
