@@ -300,7 +300,7 @@ static int build_cu(Dwarf_Die *cu, struct lt_cu *u)
 		last_file = src;
 		last_line = (unsigned int)lineno;
 	}
-	qsort(u->e, u->n, sizeof(*u->e), ent_cmp);
+	util_sort(u->e, u->n, sizeof(*u->e), ent_cmp);
 	return 0;
 }
 
