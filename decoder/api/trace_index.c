@@ -652,18 +652,24 @@ static int build_fast(struct ptd_index *ix)
 	for (i = 0; !rc && i < ix->nti; i++)
 		if (ix->ti[i].pid < 0 && ix->ti[i].tid > 0 && s->in)
 			ix->ti[i].pid = sideband_pid_of(s->in->sb, ix->ti[i].tid);
-	if (rc) {
-		for (i = 0; i < ix->nti; i++) {
-			free(ix->ti[i].ps);
-			free(ix->ti[i].fr);
-		}
-		free(ix->ti);
-		free(ix->codes);
-		ix->ti = NULL;
-		ix->codes = NULL;
-		ix->nti = ix->ticap = ix->ncodes = ix->codecap = 0;
-	}
+	if (rc)
+		tix_drop_pieces(ix);
 	return rc;
+}
+
+void tix_drop_pieces(struct ptd_index *ix)
+{
+	size_t i;
+
+	for (i = 0; i < ix->nti; i++) {
+		free(ix->ti[i].ps);
+		free(ix->ti[i].fr);
+	}
+	free(ix->ti);
+	free(ix->codes);
+	ix->ti = NULL;
+	ix->codes = NULL;
+	ix->nti = ix->ticap = ix->ncodes = ix->codecap = 0;
 }
 
 /* ---- the whole-thread index, from one linear decode ---- */

@@ -148,6 +148,8 @@ struct ptd_index {
 int tix_view_load(struct ptd_index *ix, struct fastpt_reader *rd,
 		  const struct tix_tinfo *ti, size_t k, struct tix_thread *v);
 void tix_view_free(struct tix_thread *v);
+/* Frees the per-thread pieces and code sets, leaving an empty index. */
+void tix_drop_pieces(struct ptd_index *ix);
 
 /* May piece p run code in one of the ranges? */
 int tix_code_may_hit(const struct ptd_index *ix, const struct tix_piece_sum *p,

@@ -337,14 +337,6 @@ int tix_file_load(struct ptd_index *ix, const char *file, const char *trace,
 	return 0;
 bad:
 	free(buf);
-	for (i = 0; i < ix->nti; i++) {
-		free(ix->ti[i].ps);
-		free(ix->ti[i].fr);
-	}
-	free(ix->ti);
-	free(ix->codes);
-	ix->ti = NULL;
-	ix->codes = NULL;
-	ix->nti = ix->ticap = ix->ncodes = ix->codecap = 0;
+	tix_drop_pieces(ix);
 	return stale(err, errlen, file, "inconsistent contents");
 }
