@@ -54,9 +54,30 @@ int linetab_addrs(struct linetab *lt, const char *path, const char *debug,
 
 /* Where a breakpoint on function name stops in that ELF file: the entry
  * of each subprogram of that name in the DWARF, past a frame-pointer
- * prologue; up to max in addrs, *n how many in all. */
+ * prologue, and of each place it is inlined (the inlined block's entry,
+ * or the next line-table entry when that is in the middle of one); up to max in addrs, *n how many in all. */
 int linetab_func_addrs(struct linetab *lt, const char *path,
 		       const char *debug, const char *name, uint64_t *addrs,
 		       size_t max, size_t *n);
+
+/* One function level around an address: an inlined subroutine
+ * (DW_TAG_inlined_subroutine) or, last, the subprogram holding them. */
+struct linetab_inl {
+	const char *name;          /* its DWARF name, NULL: none */
+	int inlined;               /* 1: inlined into the next level */
+	const char *call_file;     /* inlined: the call site in the next */
+	unsigned int call_line;    /* level (DW_AT_call_file/line) */
+	int at_entry;              /* inlined: vaddr is where its code is
+				    * entered (gdb's entry pc of the block,
+				    * or the address before is outside it) */
+};
+
+/* The function levels around vaddr, innermost first (the physical DIE
+ * nesting: inlined subroutines, then their subprogram); up to max in
+ * out, *n how many in all (0: no DWARF function there).  Strings are
+ * valid until the next call.  Returns 0 or a negative error. */
+int linetab_inlines(struct linetab *lt, const char *path, const char *debug,
+		    uint64_t vaddr, struct linetab_inl *out, size_t max,
+		    size_t *n);
 
 #endif
