@@ -856,13 +856,20 @@ enum ptd_frame_flags {
 	/* an inlined frame whose pc is where its code is entered (gdb shows
 	 * the caller at the call site there after a step) */
 	PTD_FRAME_INLINE_ENTRY = 1u << 6,
+	/* a signal trampoline's frame (gdb's "<signal handler called>"):
+	 * the frame before it is a signal handler entered asynchronously
+	 * (pc 0: where the handler returns is not known yet), or, frame 0,
+	 * the trampoline itself once the handler returned (x86 Linux) */
+	PTD_FRAME_SIGNAL = 1u << 7,
 };
 
 struct ptd_frame {
 	uint32_t flags;            /* enum ptd_frame_flags */
 	int32_t pid;
 	uint64_t pc;               /* frame 0: the cursor's instruction; a
-				    * caller: its call instruction */
+				    * caller: its call instruction; a frame
+				    * a signal interrupted (the one after a
+				    * PTD_FRAME_SIGNAL): where it resumes */
 	uint64_t call_site;        /* the call that entered this frame */
 	uint64_t return_addr;      /* where that call returns to */
 	uint64_t call_pos;         /* position number of that call */

@@ -718,7 +718,8 @@ int ptd_cursor_get(struct ptd_cursor *c, struct ptd_cursor_pos *p)
 	ev->kind = PTD_EV_INSN;
 	ev->ip = c->ip;
 	ev->size = (uint8_t)TIX_LEN(c->t->insn[r->insn0 + c->i]);
-	ev->iclass = (uint8_t)TIX_ICLASS(c->t->insn[r->insn0 + c->i]);
+	ev->iclass = (uint8_t)tix_public_iclass(
+		TIX_ICLASS(c->t->insn[r->insn0 + c->i]));
 	ev->mode = r->mode;
 	ev->image = r->image;
 	ev->time = r->time;
@@ -795,9 +796,21 @@ static void phys_frame(struct ptd_cursor *c, size_t k, size_t ns,
 	if (k == 0) {
 		fr->pc = c->ip;
 		time = c->t->runs[c->run].time;
+		/* in the trampoline once the handler returned */
+		if (ns && c->fst[ns - 1].kind == TIX_FRAME_SIG_INTERRUPTED)
+			fr->flags |= PTD_FRAME_SIGNAL;
 	} else {
-		fr->pc = c->fst[ns - k].call_ip;
-		time = c->fst[ns - k].time;
+		const struct tix_frame *x = &c->fst[ns - k];
+
+		fr->pc = x->call_ip;
+		time = x->time;
+		if (x->kind == TIX_FRAME_SIG_TRAMP) {
+			/* where the handler returns to is not known yet */
+			fr->flags |= PTD_FRAME_SIGNAL;
+			fr->pc = 0;
+		} else if (x->kind == TIX_FRAME_SIG_INTERRUPTED) {
+			fr->pc = x->call_ip + x->size;
+		}
 	}
 	if (k < ns) {
 		const struct tix_frame *x = &c->fst[ns - 1 - k];
@@ -837,6 +850,11 @@ int ptd_cursor_stack(struct ptd_cursor *c, struct ptd_frame *frames,
 		x->size = TIX_LEN(t->insn[r->insn0 + r->ninsn - 1]);
 		x->pos = c->ps->pos0 + r->pos0 + r->ninsn - 1;
 		x->time = r->time;
+		/* a signal delivery's pair: the interrupted frame, then the
+		 * trampoline's */
+		x->kind = !tix_is_sigenter(TIX_ICLASS(t->insn[r->insn0 + r->ninsn - 1])) ?
+			  TIX_FRAME_CALL : k && c->stk[k - 1] == c->stk[k] ?
+			  TIX_FRAME_SIG_TRAMP : TIX_FRAME_SIG_INTERRUPTED;
 	}
 	ns = (size_t)(ni + nl);
 	if (!(c->flags & PTD_CURSOR_INLINE_FRAMES)) {

@@ -22,11 +22,22 @@ void inlines_expand(struct ptd_session *s, const struct ptd_frame *fr,
 	*n = 1;
 	if (max)
 		out[0] = *fr;
-	if ((fr->flags & PTD_FRAME_BEFORE_TRACE) ||
-	    symbols_elf_at(s, fr->pid, fr->pc, &hit, &debug, &bias) ||
-	    linetab_inlines(symbols_linetab(s), hit.elf_path, debug,
-			    fr->pc - bias, lv, INLINES_MAX, &m) || !m)
+	if ((fr->flags & (PTD_FRAME_BEFORE_TRACE | PTD_FRAME_SIGNAL)) ||
+	    symbols_elf_at(s, fr->pid, fr->pc, &hit, &debug, &bias))
 		return;
+	if (linetab_inlines(symbols_linetab(s), hit.elf_path, debug,
+			    fr->pc - bias, lv, INLINES_MAX, &m) || !m) {
+		/* no DWARF: of aliases, the symbol gdb names */
+		uint64_t at;
+
+		if (max && linetab_minsym(symbols_linetab(s), hit.elf_path, debug,
+					  fr->pc - bias, out[0].function,
+					  sizeof(out[0].function), &at) == 0) {
+			out[0].function_off = fr->pc - bias - at;
+			out[0].flags |= PTD_FRAME_HAS_SYMBOL;
+		}
+		return;
+	}
 	if (m > INLINES_MAX)
 		m = INLINES_MAX;
 	*n = m;

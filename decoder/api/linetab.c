@@ -543,6 +543,92 @@ int linetab_inlines(struct linetab *lt, const char *path, const char *debug,
 	return ns < 0 ? PTD_ERR_NO_IMAGE : 0;
 }
 
+/* gdb's order of names at one address: the last by name wins, a local
+ * symbol yielding to a global one of the same size sorted just before. */
+struct ms_pick {
+	const char *name;
+	uint64_t size;
+	int local;
+};
+
+static int ms_after(const struct ms_pick *a, const struct ms_pick *b)
+{
+	return strcmp(a->name, b->name) > 0;
+}
+
+int linetab_minsym(struct linetab *lt, const char *path, const char *debug,
+		   uint64_t vaddr, char *name, size_t len, uint64_t *start)
+{
+	struct ms_pick last = { 0 }, prev = { 0 }, zero = { 0 }, cover = { 0 };
+	uint64_t at = 0, cover_at = 0;
+	Elf_Scn *scn = NULL;
+	struct lt_file *f;
+
+	if (!lt || !path || !name || !len || !start)
+		return PTD_ERR_INVAL;
+	if (!(f = get_file(lt, path, debug)) || !f->code)
+		return PTD_ERR_NO_IMAGE;
+	while ((scn = elf_nextscn(f->code, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		size_t k, n;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB ||
+		    !sh.sh_entsize || !(d = elf_getdata(scn, NULL)))
+			continue;
+		n = sh.sh_size / sh.sh_entsize;
+		for (k = 1; k < n; k++) {
+			GElf_Sym s;
+			struct ms_pick x;
+			const char *nm;
+
+			if (!gelf_getsym(d, (int)k, &s) ||
+			    GELF_ST_TYPE(s.st_info) != STT_FUNC ||
+			    s.st_shndx == SHN_UNDEF || s.st_value > vaddr ||
+			    !(nm = elf_strptr(f->code, sh.sh_link, s.st_name)) || !*nm)
+				continue;
+			x.name = nm;
+			x.size = s.st_size;
+			x.local = GELF_ST_BIND(s.st_info) == STB_LOCAL;
+			if (x.size && vaddr < s.st_value + x.size &&
+			    (!cover.name || s.st_value > cover_at ||
+			     (s.st_value == cover_at && ms_after(&x, &cover)))) {
+				cover = x;
+				cover_at = s.st_value;
+			}
+			if (s.st_value < at)
+				continue;
+			if (s.st_value > at) {
+				at = s.st_value;
+				last = prev = zero = (struct ms_pick){ 0 };
+			}
+			if (!x.size) {
+				if (!zero.name || ms_after(&x, &zero))
+					zero = x;
+			} else if (!last.name || ms_after(&x, &last)) {
+				prev = last;
+				last = x;
+			} else if (!prev.name || ms_after(&x, &prev)) {
+				prev = x;
+			}
+		}
+	}
+	if (last.name && vaddr < at + last.size) {
+		if (last.local && prev.name && !prev.local && prev.size == last.size)
+			last = prev;
+	} else if (zero.name) {
+		last = zero;
+	} else if (cover.name) {
+		last = cover;
+		at = cover_at;
+	} else {
+		return PTD_ERR_NO_IMAGE;
+	}
+	snprintf(name, len, "%s", last.name);
+	*start = at;
+	return 0;
+}
+
 /* Does path name the file the user wrote (the same, or its last
  * components)? */
 static int file_matches(const char *path, const char *want)
@@ -857,6 +943,14 @@ int linetab_inlines(struct linetab *lt, const char *path, const char *debug,
 {
 	(void)lt, (void)path, (void)debug, (void)vaddr, (void)out, (void)max;
 	*n = 0;
+	return PTD_ERR_UNSUPPORTED;
+}
+
+int linetab_minsym(struct linetab *lt, const char *path, const char *debug,
+		   uint64_t vaddr, char *name, size_t len, uint64_t *start)
+{
+	(void)lt, (void)path, (void)debug, (void)vaddr, (void)name, (void)len;
+	(void)start;
 	return PTD_ERR_UNSUPPORTED;
 }
 

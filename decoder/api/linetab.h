@@ -6,7 +6,9 @@
  * folds them), the line range around an address (from its entry to the
  * next entry, the unit of line stepping), and the addresses of a source
  * line for breakpoints (is_stmt entries; per lexical block the lowest;
- * a function's opening line moved past a frame-pointer prologue).
+ * a function's opening line moved past a frame-pointer prologue); the
+ * inlined subroutines around an address, and the name gdb gives an
+ * address without DWARF (its minimal symbol).
  *
  * Addresses are ELF virtual addresses as linked.  Files are opened on
  * first use and kept in a small cache with the tables built from them.
@@ -59,6 +61,15 @@ int linetab_addrs(struct linetab *lt, const char *path, const char *debug,
 int linetab_func_addrs(struct linetab *lt, const char *path,
 		       const char *debug, const char *name, uint64_t *addrs,
 		       size_t max, size_t *n);
+
+/* The name gdb gives vaddr without DWARF (its minimal symbol) from the
+ * ELF file's symbol table: the function symbol at the highest address at
+ * or below vaddr that holds it; of several there, the last by name, a
+ * local one yielding to a global or weak one of the same size sorted
+ * just before it.  Fills name and the symbol's address.  Returns 0 or
+ * PTD_ERR_NO_IMAGE. */
+int linetab_minsym(struct linetab *lt, const char *path, const char *debug,
+		   uint64_t vaddr, char *name, size_t len, uint64_t *start);
 
 /* One function level around an address: an inlined subroutine
  * (DW_TAG_inlined_subroutine) or, last, the subprogram holding them. */

@@ -868,9 +868,18 @@ static void stack_trace(struct dap *d, json_object *req, size_t th)
 
 		json_object_object_add(f, "id", json_object_new_int64(
 			(int64_t)th * FRAMES_PER_THREAD + (int64_t)k));
-		if (fr[k].flags & PTD_FRAME_BEFORE_TRACE) {
+		if (fr[k].flags & (PTD_FRAME_BEFORE_TRACE | PTD_FRAME_SIGNAL)) {
+			/* as gdb shows a signal trampoline's frame */
 			json_object_object_add(f, "name", json_object_new_string(
+				fr[k].flags & PTD_FRAME_SIGNAL ? "<signal handler called>" :
 				"<older frames: not in the trace>"));
+			if (fr[k].pc) {
+				char ip[32];
+
+				hex(ip, sizeof(ip), fr[k].pc);
+				json_object_object_add(f, "instructionPointerReference",
+						       json_object_new_string(ip));
+			}
 			json_object_object_add(f, "presentationHint",
 					       json_object_new_string("label"));
 			json_object_object_add(f, "line", json_object_new_int(0));

@@ -57,7 +57,10 @@ GDB_BT = '''
 def bt():
     f, out = gdb.newest_frame(), []
     while f is not None:
-        out.append([f.name(), f.find_sal().line])
+        # a signal trampoline's frame has no name: gdb prints this
+        name = ('<signal handler called>' if f.type() == gdb.SIGTRAMP_FRAME
+                else f.name())
+        out.append([name, f.find_sal().line])
         if f.name() == 'main':
             break
         f = f.older()
