@@ -532,16 +532,18 @@ static const struct bp *check_bps(struct dap *d, size_t th, int line_changed)
  * caller, except a breakpoint on that inlined function (a function
  * breakpoint on another one hides the frames entered inside it); source
  * and instruction breakpoints show the innermost function. */
-static size_t hidden_frames(struct dap *d, size_t th, const struct bp *bp)
+static size_t hidden_frames(struct dap *d, size_t th, const struct bp *bp,
+			    int stepped)
 {
 	struct ptd_frame fr[16];
 	size_t n, k;
 
-	if (!bp || !bp->name || ptd_cursor_stack(d->cur[th], fr, 16, &n))
+	if ((!stepped && (!bp || !bp->name)) ||
+	    ptd_cursor_stack(d->cur[th], fr, 16, &n))
 		return 0;
 	for (k = 0; k < n && k < 16; k++)
 		if (!(fr[k].flags & PTD_FRAME_INLINE_ENTRY) ||
-		    !strcmp(fr[k].function, bp->name))
+		    (bp && bp->name && !strcmp(fr[k].function, bp->name)))
 			break;
 	return k < n && k < 16 ? k : 0;
 }
@@ -550,7 +552,7 @@ static size_t hidden_frames(struct dap *d, size_t th, const struct bp *bp)
 static void report_stop(struct dap *d, size_t th, int rc, int backward,
 			const char *reason, const struct bp *bp)
 {
-	size_t hide = hidden_frames(d, th, bp);
+	size_t hide = hidden_frames(d, th, bp, !strcmp(reason, "step"));
 	struct ptd_cursor_pos p;
 	char desc[1024];
 
@@ -649,6 +651,14 @@ static void step(struct dap *d, json_object *req, size_t th, int kind,
 	int rc;
 
 	respond(d, req, NULL);
+	if (kind == 1 && !backward && d->hide[th]) {
+		/* gdb's step at an inlined call site enters it in place */
+		size_t h = d->hide[th] - 1;
+
+		stopped(d, th, "step", NULL, NULL, 0);
+		d->hide[th] = h;
+		return;
+	}
 	if (gran && !strcmp(gran, "instruction") && kind != 2) {
 		/* over a call: to the instruction after it returns */
 		struct ptd_cursor_pos p;
