@@ -743,9 +743,16 @@ PTD_API uint64_t ptd_index_unplaced(const struct ptd_index *ix);
  * numbers count the thread's instructions only. */
 struct ptd_cursor;
 
+enum ptd_cursor_flags {
+	/* ptd_cursor_stack gives each inlined function around a frame's pc
+	 * (DWARF DW_TAG_inlined_subroutine) a frame of its own, as gdb
+	 * shows them: functions named and lined from the DWARF */
+	PTD_CURSOR_INLINE_FRAMES = 1u << 0,
+};
+
 struct ptd_cursor_opts {
 	size_t sz;                 /* sizeof(struct ptd_cursor_opts) */
-	unsigned int flags;        /* none yet */
+	unsigned int flags;        /* enum ptd_cursor_flags */
 };
 
 /* Opens a cursor on thread tid at its first position.  Returns 0,
@@ -840,13 +847,29 @@ enum ptd_frame_flags {
 	PTD_FRAME_HAS_LINE = 1u << 2,
 	/* the call that entered the frame is in the trace */
 	PTD_FRAME_HAS_CALL = 1u << 3,
+	/* (PTD_CURSOR_INLINE_FRAMES) an inlined function's frame: the next
+	 * frame holds it at the same pc, and has the call site as its line
+	 * (PTD_FRAME_CALLS_INLINED); the physical frame's call fields are
+	 * the outermost one's */
+	PTD_FRAME_INLINED = 1u << 4,
+	PTD_FRAME_CALLS_INLINED = 1u << 5,
+	/* an inlined frame whose pc is where its code is entered (gdb shows
+	 * the caller at the call site there after a step) */
+	PTD_FRAME_INLINE_ENTRY = 1u << 6,
+	/* a signal trampoline's frame (gdb's "<signal handler called>"):
+	 * the frame before it is a signal handler entered asynchronously
+	 * (pc 0: where the handler returns is not known yet), or, frame 0,
+	 * the trampoline itself once the handler returned (x86 Linux) */
+	PTD_FRAME_SIGNAL = 1u << 7,
 };
 
 struct ptd_frame {
 	uint32_t flags;            /* enum ptd_frame_flags */
 	int32_t pid;
 	uint64_t pc;               /* frame 0: the cursor's instruction; a
-				    * caller: its call instruction */
+				    * caller: its call instruction; a frame
+				    * a signal interrupted (the one after a
+				    * PTD_FRAME_SIGNAL): where it resumes */
 	uint64_t call_site;        /* the call that entered this frame */
 	uint64_t return_addr;      /* where that call returns to */
 	uint64_t call_pos;         /* position number of that call */
@@ -904,7 +927,8 @@ PTD_API int ptd_line_addrs(struct ptd_session *s, int pid, const char *file,
 
 /* The addresses where a breakpoint on function name stops in pid's
  * images: each function of that name in the DWARF, at its entry or past
- * its frame-pointer prologue; up to max in addrs, *n how many in all (0:
+ * its frame-pointer prologue, and each place it is inlined (as gdb's
+ * break); up to max in addrs, *n how many in all (0:
  * none has DWARF).  Returns 0 or a negative error. */
 PTD_API int ptd_func_addrs(struct ptd_session *s, int pid, const char *name,
 			   uint64_t *addrs, size_t max, size_t *n);

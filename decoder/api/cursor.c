@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* cursor (stage: api/): ptd_cursor_* over the trace index. */
 #include "cursor.h"
+#include "inlines.h"
 
 #include "fastpt_seek.h"
 #include "imgstore.h"
@@ -11,6 +12,7 @@
 #include "util.h"
 
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +56,9 @@ struct ptd_cursor {
 	char **files;
 	size_t nfiles, filecap;
 	struct lc_ent lc[LC_SIZE];
+	unsigned int flags;             /* enum ptd_cursor_flags */
+	struct ptd_frame *xfr;          /* inline frames being expanded */
+	size_t xcap;
 };
 
 /* Makes piece k the cursor's (its view loaded); the position is the
@@ -131,6 +136,9 @@ int ptd_cursor_open(struct ptd_cursor **out, struct ptd_index *ix,
 		return PTD_ERR_NOMEM;
 	c->ix = ix;
 	c->ti = &ix->ti[k];
+	if (opts && opts->sz >= offsetof(struct ptd_cursor_opts, flags) +
+				sizeof(opts->flags))
+		c->flags = opts->flags;
 	rc = goto_piece(c, 0);
 	if (rc) {
 		ptd_cursor_close(c);
@@ -155,6 +163,7 @@ void ptd_cursor_close(struct ptd_cursor *c)
 	free(c->files);
 	free(c->stk);
 	free(c->fst);
+	free(c->xfr);
 	free(c);
 }
 
@@ -709,7 +718,8 @@ int ptd_cursor_get(struct ptd_cursor *c, struct ptd_cursor_pos *p)
 	ev->kind = PTD_EV_INSN;
 	ev->ip = c->ip;
 	ev->size = (uint8_t)TIX_LEN(c->t->insn[r->insn0 + c->i]);
-	ev->iclass = (uint8_t)TIX_ICLASS(c->t->insn[r->insn0 + c->i]);
+	ev->iclass = (uint8_t)tix_public_iclass(
+		TIX_ICLASS(c->t->insn[r->insn0 + c->i]));
 	ev->mode = r->mode;
 	ev->image = r->image;
 	ev->time = r->time;
@@ -771,11 +781,53 @@ static void describe(struct ptd_cursor *c, struct ptd_frame *fr,
 	}
 }
 
+/* Physical frame k of ns + 2 (the calls alive in c->fst), described. */
+static void phys_frame(struct ptd_cursor *c, size_t k, size_t ns,
+		       struct ptd_frame *fr)
+{
+	uint64_t time;
+
+	memset(fr, 0, sizeof(*fr));
+	fr->pid = c->ti->pid;
+	if (k == ns + 1) {
+		fr->flags = PTD_FRAME_BEFORE_TRACE;
+		return;
+	}
+	if (k == 0) {
+		fr->pc = c->ip;
+		time = c->t->runs[c->run].time;
+		/* in the trampoline once the handler returned */
+		if (ns && c->fst[ns - 1].kind == TIX_FRAME_SIG_INTERRUPTED)
+			fr->flags |= PTD_FRAME_SIGNAL;
+	} else {
+		const struct tix_frame *x = &c->fst[ns - k];
+
+		fr->pc = x->call_ip;
+		time = x->time;
+		if (x->kind == TIX_FRAME_SIG_TRAMP) {
+			/* where the handler returns to is not known yet */
+			fr->flags |= PTD_FRAME_SIGNAL;
+			fr->pc = 0;
+		} else if (x->kind == TIX_FRAME_SIG_INTERRUPTED) {
+			fr->pc = x->call_ip + x->size;
+		}
+	}
+	if (k < ns) {
+		const struct tix_frame *x = &c->fst[ns - 1 - k];
+
+		fr->flags |= PTD_FRAME_HAS_CALL;
+		fr->call_site = x->call_ip;
+		fr->return_addr = x->call_ip + x->size;
+		fr->call_pos = x->pos;
+	}
+	describe(c, fr, time);
+}
+
 int ptd_cursor_stack(struct ptd_cursor *c, struct ptd_frame *frames,
 		     size_t max, size_t *n)
 {
 	const struct tix_thread *t;
-	size_t k, under, ns;
+	size_t k, under, ns, got = 0;
 	long nl, ni = 0;
 
 	if (!c || !n || (max && !frames))
@@ -798,35 +850,33 @@ int ptd_cursor_stack(struct ptd_cursor *c, struct ptd_frame *frames,
 		x->size = TIX_LEN(t->insn[r->insn0 + r->ninsn - 1]);
 		x->pos = c->ps->pos0 + r->pos0 + r->ninsn - 1;
 		x->time = r->time;
+		/* a signal delivery's pair: the interrupted frame, then the
+		 * trampoline's */
+		x->kind = !tix_is_sigenter(TIX_ICLASS(t->insn[r->insn0 + r->ninsn - 1])) ?
+			  TIX_FRAME_CALL : k && c->stk[k - 1] == c->stk[k] ?
+			  TIX_FRAME_SIG_TRAMP : TIX_FRAME_SIG_INTERRUPTED;
 	}
 	ns = (size_t)(ni + nl);
-	*n = ns + 2;
-	for (k = 0; k < *n && k < max; k++) {
-		struct ptd_frame *fr = &frames[k];
-		uint64_t time;
-
-		memset(fr, 0, sizeof(*fr));
-		fr->pid = c->ti->pid;
-		if (k == ns + 1) {
-			fr->flags = PTD_FRAME_BEFORE_TRACE;
-			continue;
-		}
-		if (k == 0) {
-			fr->pc = c->ip;
-			time = t->runs[c->run].time;
-		} else {
-			fr->pc = c->fst[ns - k].call_ip;
-			time = c->fst[ns - k].time;
-		}
-		if (k < ns) {
-			const struct tix_frame *x = &c->fst[ns - 1 - k];
-
-			fr->flags |= PTD_FRAME_HAS_CALL;
-			fr->call_site = x->call_ip;
-			fr->return_addr = x->call_ip + x->size;
-			fr->call_pos = x->pos;
-		}
-		describe(c, fr, time);
+	if (!(c->flags & PTD_CURSOR_INLINE_FRAMES)) {
+		*n = ns + 2;
+		for (k = 0; k < *n && k < max; k++)
+			phys_frame(c, k, ns, &frames[k]);
+		return 0;
 	}
+	/* each physical frame and the inlined functions around its pc */
+	for (k = 0; k < ns + 2; k++) {
+		struct ptd_frame fr;
+		size_t m;
+
+		phys_frame(c, k, ns, &fr);
+		if (util_grow((void **)&c->xfr, &c->xcap, got + INLINES_MAX,
+			      sizeof(*c->xfr)))
+			return PTD_ERR_NOMEM;
+		inlines_expand(c->ix->s, &fr, &c->xfr[got], INLINES_MAX, &m);
+		got += m;
+	}
+	*n = got;
+	if (max)
+		memcpy(frames, c->xfr, (got < max ? got : max) * sizeof(*frames));
 	return 0;
 }

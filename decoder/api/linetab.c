@@ -468,6 +468,167 @@ int linetab_find(struct linetab *lt, const char *path, const char *debug,
 	return 0;
 }
 
+/* Is vaddr inside die's code (low/high pc or its ranges)? */
+static int die_has(Dwarf_Die *die, uint64_t vaddr)
+{
+	Dwarf_Addr base, s, e;
+	ptrdiff_t o = 0;
+
+	while ((o = dwarf_ranges(die, o, &base, &s, &e)) > 0)
+		if (vaddr >= s && vaddr < e)
+			return 1;
+	return 0;
+}
+
+/* gdb's entry of an inlined block: its low pc, else the start of its
+ * first range as listed. */
+static int inl_entry(Dwarf_Die *die, uint64_t vaddr)
+{
+	Dwarf_Addr base, s, e, lo;
+
+	if (dwarf_lowpc(die, &lo) == 0)
+		return lo == vaddr || !die_has(die, vaddr - 1);
+	if (dwarf_ranges(die, 0, &base, &s, &e) > 0 && s == vaddr)
+		return 1;
+	return !die_has(die, vaddr - 1);
+}
+
+int linetab_inlines(struct linetab *lt, const char *path, const char *debug,
+		    uint64_t vaddr, struct linetab_inl *out, size_t max,
+		    size_t *n)
+{
+	Dwarf_Die cu, *scopes = NULL, *chain = NULL;
+	struct lt_file *f;
+	struct lt_cu *u;
+	int ns, nc, k;
+
+	if (!lt || !path || !n || (max && !out))
+		return PTD_ERR_INVAL;
+	*n = 0;
+	if (!(f = get_file(lt, path, debug)))
+		return PTD_ERR_IO;
+	if (!f->dw || !dwarf_addrdie(f->dw, vaddr, &cu) || !(u = get_cu(f, &cu)))
+		return PTD_ERR_NO_IMAGE;
+	/* the innermost scope, then what physically holds it (getscopes
+	 * follows an inlined subroutine to its abstract origin instead) */
+	ns = dwarf_getscopes(&cu, vaddr, &scopes);
+	nc = ns > 0 ? dwarf_getscopes_die(&scopes[0], &chain) : 0;
+	for (k = 0; k < nc; k++) {
+		Dwarf_Die *d = &chain[k];
+		int tag = dwarf_tag(d);
+		struct linetab_inl x = { 0 };
+		Dwarf_Attribute a;
+		Dwarf_Word w;
+
+		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)
+			continue;
+		x.name = dwarf_formstring(dwarf_attr_integrate(d, DW_AT_name, &a));
+		if (tag == DW_TAG_inlined_subroutine) {
+			x.inlined = 1;
+			if (dwarf_formudata(dwarf_attr(d, DW_AT_call_file, &a), &w) == 0 &&
+			    w < u->nnames)
+				x.call_file = u->names[w];
+			if (dwarf_formudata(dwarf_attr(d, DW_AT_call_line, &a), &w) == 0)
+				x.call_line = (unsigned int)w;
+			x.at_entry = inl_entry(d, vaddr);
+		}
+		if (*n < max)
+			out[*n] = x;
+		(*n)++;
+		if (tag == DW_TAG_subprogram)
+			break;
+	}
+	free(scopes);
+	free(chain);
+	return ns < 0 ? PTD_ERR_NO_IMAGE : 0;
+}
+
+/* gdb's order of names at one address: the last by name wins, a local
+ * symbol yielding to a global one of the same size sorted just before. */
+struct ms_pick {
+	const char *name;
+	uint64_t size;
+	int local;
+};
+
+static int ms_after(const struct ms_pick *a, const struct ms_pick *b)
+{
+	return strcmp(a->name, b->name) > 0;
+}
+
+int linetab_minsym(struct linetab *lt, const char *path, const char *debug,
+		   uint64_t vaddr, char *name, size_t len, uint64_t *start)
+{
+	struct ms_pick last = { 0 }, prev = { 0 }, zero = { 0 }, cover = { 0 };
+	uint64_t at = 0, cover_at = 0;
+	Elf_Scn *scn = NULL;
+	struct lt_file *f;
+
+	if (!lt || !path || !name || !len || !start)
+		return PTD_ERR_INVAL;
+	if (!(f = get_file(lt, path, debug)) || !f->code)
+		return PTD_ERR_NO_IMAGE;
+	while ((scn = elf_nextscn(f->code, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		size_t k, n;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB ||
+		    !sh.sh_entsize || !(d = elf_getdata(scn, NULL)))
+			continue;
+		n = sh.sh_size / sh.sh_entsize;
+		for (k = 1; k < n; k++) {
+			GElf_Sym s;
+			struct ms_pick x;
+			const char *nm;
+
+			if (!gelf_getsym(d, (int)k, &s) ||
+			    GELF_ST_TYPE(s.st_info) != STT_FUNC ||
+			    s.st_shndx == SHN_UNDEF || s.st_value > vaddr ||
+			    !(nm = elf_strptr(f->code, sh.sh_link, s.st_name)) || !*nm)
+				continue;
+			x.name = nm;
+			x.size = s.st_size;
+			x.local = GELF_ST_BIND(s.st_info) == STB_LOCAL;
+			if (x.size && vaddr < s.st_value + x.size &&
+			    (!cover.name || s.st_value > cover_at ||
+			     (s.st_value == cover_at && ms_after(&x, &cover)))) {
+				cover = x;
+				cover_at = s.st_value;
+			}
+			if (s.st_value < at)
+				continue;
+			if (s.st_value > at) {
+				at = s.st_value;
+				last = prev = zero = (struct ms_pick){ 0 };
+			}
+			if (!x.size) {
+				if (!zero.name || ms_after(&x, &zero))
+					zero = x;
+			} else if (!last.name || ms_after(&x, &last)) {
+				prev = last;
+				last = x;
+			} else if (!prev.name || ms_after(&x, &prev)) {
+				prev = x;
+			}
+		}
+	}
+	if (last.name && vaddr < at + last.size) {
+		if (last.local && prev.name && !prev.local && prev.size == last.size)
+			last = prev;
+	} else if (zero.name) {
+		last = zero;
+	} else if (cover.name) {
+		last = cover;
+		at = cover_at;
+	} else {
+		return PTD_ERR_NO_IMAGE;
+	}
+	snprintf(name, len, "%s", last.name);
+	*start = at;
+	return 0;
+}
+
 /* Does path name the file the user wrote (the same, or its last
  * components)? */
 static int file_matches(const char *path, const char *want)
@@ -675,6 +836,62 @@ static int func_cb(Dwarf_Die *die, void *arg)
 	return DWARF_CB_OK;
 }
 
+/* Where gdb puts a breakpoint on an inlined instance: the block's entry,
+ * or the next line-table entry when the entry is in the middle of one
+ * that ends inside the block. */
+static void inl_instance(struct func_find *ff, Dwarf_Die *die)
+{
+	Dwarf_Addr base, s, e, entry = 0, end = 0;
+	struct linetab_sal sal;
+	ptrdiff_t o = 0;
+	int have = dwarf_lowpc(die, &entry) == 0;
+	size_t k;
+
+	while ((o = dwarf_ranges(die, o, &base, &s, &e)) > 0) {
+		if (!have)
+			entry = s;
+		have = 1;
+		if (e > end)
+			end = e;
+	}
+	if (!have || !end)
+		return;                 /* no code */
+	if (find_in(ff->f, entry, &sal, NULL, NULL) == 0 && sal.start != entry &&
+	    sal.end && sal.end < end)
+		entry = sal.end;
+	for (k = 0; k < ff->n && k < ff->max && ff->addrs[k] != entry; k++)
+		;
+	if (k < ff->n && k < ff->max)
+		return;
+	if (ff->n < ff->max)
+		ff->addrs[ff->n] = entry;
+	ff->n++;
+}
+
+/* The inlined instances of ff->name among die's descendants. */
+static void inl_walk(struct func_find *ff, Dwarf_Die *die, int depth)
+{
+	Dwarf_Die child;
+
+	if (depth > 64 || dwarf_child(die, &child) != 0)
+		return;
+	do {
+		int tag = dwarf_tag(&child);
+
+		if (tag == DW_TAG_inlined_subroutine) {
+			Dwarf_Attribute a;
+			const char *nm = dwarf_formstring(
+				dwarf_attr_integrate(&child, DW_AT_name, &a));
+
+			if (nm && !strcmp(nm, ff->name))
+				inl_instance(ff, &child);
+		}
+		if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine ||
+		    tag == DW_TAG_lexical_block)
+			inl_walk(ff, &child, depth + 1);
+	} while (dwarf_siblingof(&child, &child) == 0);
+}
+
 int linetab_func_addrs(struct linetab *lt, const char *path,
 		       const char *debug, const char *name, uint64_t *addrs,
 		       size_t max, size_t *n)
@@ -693,8 +910,11 @@ int linetab_func_addrs(struct linetab *lt, const char *path,
 	while (dwarf_nextcu(ff.f->dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
 		Dwarf_Die cudie;
 
-		if (dwarf_offdie(ff.f->dw, off + hsize, &cudie))
+		if (dwarf_offdie(ff.f->dw, off + hsize, &cudie)) {
 			dwarf_getfuncs(&cudie, func_cb, &ff, 0);
+			/* and each place it is inlined, as gdb's break */
+			inl_walk(&ff, &cudie, 0);
+		}
 		off = next;
 	}
 	*n = ff.n;
@@ -716,6 +936,23 @@ int linetab_func_addrs(struct linetab *lt, const char *path,
 struct linetab {
 	int unused;
 };
+
+int linetab_inlines(struct linetab *lt, const char *path, const char *debug,
+		    uint64_t vaddr, struct linetab_inl *out, size_t max,
+		    size_t *n)
+{
+	(void)lt, (void)path, (void)debug, (void)vaddr, (void)out, (void)max;
+	*n = 0;
+	return PTD_ERR_UNSUPPORTED;
+}
+
+int linetab_minsym(struct linetab *lt, const char *path, const char *debug,
+		   uint64_t vaddr, char *name, size_t len, uint64_t *start)
+{
+	(void)lt, (void)path, (void)debug, (void)vaddr, (void)name, (void)len;
+	(void)start;
+	return PTD_ERR_UNSUPPORTED;
+}
 
 struct linetab *linetab_new(void)
 {

@@ -6,7 +6,9 @@
  * folds them), the line range around an address (from its entry to the
  * next entry, the unit of line stepping), and the addresses of a source
  * line for breakpoints (is_stmt entries; per lexical block the lowest;
- * a function's opening line moved past a frame-pointer prologue).
+ * a function's opening line moved past a frame-pointer prologue); the
+ * inlined subroutines around an address, and the name gdb gives an
+ * address without DWARF (its minimal symbol).
  *
  * Addresses are ELF virtual addresses as linked.  Files are opened on
  * first use and kept in a small cache with the tables built from them.
@@ -54,9 +56,39 @@ int linetab_addrs(struct linetab *lt, const char *path, const char *debug,
 
 /* Where a breakpoint on function name stops in that ELF file: the entry
  * of each subprogram of that name in the DWARF, past a frame-pointer
- * prologue; up to max in addrs, *n how many in all. */
+ * prologue, and of each place it is inlined (the inlined block's entry,
+ * or the next line-table entry when that is in the middle of one); up to max in addrs, *n how many in all. */
 int linetab_func_addrs(struct linetab *lt, const char *path,
 		       const char *debug, const char *name, uint64_t *addrs,
 		       size_t max, size_t *n);
+
+/* The name gdb gives vaddr without DWARF (its minimal symbol) from the
+ * ELF file's symbol table: the function symbol at the highest address at
+ * or below vaddr that holds it; of several there, the last by name, a
+ * local one yielding to a global or weak one of the same size sorted
+ * just before it.  Fills name and the symbol's address.  Returns 0 or
+ * PTD_ERR_NO_IMAGE. */
+int linetab_minsym(struct linetab *lt, const char *path, const char *debug,
+		   uint64_t vaddr, char *name, size_t len, uint64_t *start);
+
+/* One function level around an address: an inlined subroutine
+ * (DW_TAG_inlined_subroutine) or, last, the subprogram holding them. */
+struct linetab_inl {
+	const char *name;          /* its DWARF name, NULL: none */
+	int inlined;               /* 1: inlined into the next level */
+	const char *call_file;     /* inlined: the call site in the next */
+	unsigned int call_line;    /* level (DW_AT_call_file/line) */
+	int at_entry;              /* inlined: vaddr is where its code is
+				    * entered (gdb's entry pc of the block,
+				    * or the address before is outside it) */
+};
+
+/* The function levels around vaddr, innermost first (the physical DIE
+ * nesting: inlined subroutines, then their subprogram); up to max in
+ * out, *n how many in all (0: no DWARF function there).  Strings are
+ * valid until the next call.  Returns 0 or a negative error. */
+int linetab_inlines(struct linetab *lt, const char *path, const char *debug,
+		    uint64_t vaddr, struct linetab_inl *out, size_t max,
+		    size_t *n);
 
 #endif

@@ -3,6 +3,7 @@
 #include "trace_index.h"
 
 #include "fastpt_seek.h"
+#include "imgstore.h"
 #include "input.h"
 #include "session.h"
 #include "sideband.h"
@@ -35,6 +36,7 @@ static struct tix_thread *thread_of(struct ptd_index *ix, int32_t tid,
 	memset(&ix->th[ix->nth], 0, sizeof(*ix->th));
 	ix->th[ix->nth].tid = tid;
 	ix->th[ix->nth].pid = pid;
+	ix->th[ix->nth].code = ix->s->in ? ix->s->in->st : NULL;
 	return &ix->th[ix->nth++];
 }
 
@@ -82,6 +84,43 @@ static int zero_call(const struct tix_run *r, uint8_t last, uint64_t next_ip)
 	return r->ip + r->last_off + TIX_LEN(last) == next_ip;
 }
 
+int tix_is_sigreturn(struct imgstore *st, int32_t pid, uint64_t ip,
+		     uint64_t time)
+{
+	static const uint8_t tramp[9] = { 0x48, 0xc7, 0xc0, 0x0f, 0, 0, 0,
+					  0x0f, 0x05 };
+	uint8_t b[sizeof(tramp)];
+
+	return st && ip >= 7 &&
+	       imgstore_read_r(st, pid, ip - 7, time ? time : IMGSTORE_TIME_UNKNOWN,
+			       b, sizeof(b), NULL, NULL, 0) == (int)sizeof(b) &&
+	       !memcmp(b, tramp, sizeof(b));
+}
+
+static int is_x86(unsigned int mode)
+{
+	return mode == PTD_MODE_16 || mode == PTD_MODE_32 || mode == PTD_MODE_64;
+}
+
+/* The class of a run's last instruction once the next one is known:
+ * signal delivery and return as TIX_IC_SIG*. */
+static unsigned int final_class(struct tix_thread *t, struct tix_run *r,
+				int have_next, uint64_t next_ip)
+{
+	uint8_t *last = &t->insn[r->insn0 + r->ninsn - 1];
+	unsigned int ic = TIX_ICLASS(*last), to = ic;
+	uint64_t ip = r->ip + r->last_off;
+
+	if ((ic != PTD_IC_FAR_CALL && ic != PTD_IC_OTHER) || !is_x86(r->mode))
+		return ic;
+	if (ic == PTD_IC_FAR_CALL && tix_is_sigreturn(t->code, t->pid, ip, r->time))
+		to = TIX_IC_SIGRETURN;
+	else if (have_next && next_ip != ip + TIX_LEN(*last))
+		to = ic == PTD_IC_FAR_CALL ? TIX_IC_SIGENTER_FAR : TIX_IC_SIGENTER;
+	*last = (uint8_t)((*last & 0xf) | to << 4);
+	return to;
+}
+
 /* The call/return of a run's last instruction moves the depth; next_ip
  * is the next instruction's (have_next: one follows, not a stop). */
 static int end_run(struct tix_thread *t, int have_next, uint64_t next_ip)
@@ -95,14 +134,21 @@ static int end_run(struct tix_thread *t, int have_next, uint64_t next_ip)
 	r = &t->runs[t->nruns - 1];
 	if (!r->ninsn)
 		return 0;
+	ic = final_class(t, r, have_next, next_ip);
 	last = t->insn[r->insn0 + r->ninsn - 1];
-	ic = TIX_ICLASS(last);
-	if (is_call(ic) && !(have_next && zero_call(r, last, next_ip))) {
+	if (tix_is_sigenter(ic)) {
+		/* the interrupted function's frame and the trampoline's */
+		if (grow(&t->stack, &t->stackcap, t->nstack + 2, sizeof(size_t)))
+			return -1;
+		t->stack[t->nstack++] = t->nruns - 1;
+		t->stack[t->nstack++] = t->nruns - 1;
+		t->depth += 2;
+	} else if (is_call(ic) && !(have_next && zero_call(r, last, next_ip))) {
 		if (grow(&t->stack, &t->stackcap, t->nstack + 1, sizeof(size_t)))
 			return -1;
 		t->stack[t->nstack++] = t->nruns - 1;
 		t->depth++;
-	} else if (ic == PTD_IC_RETURN) {
+	} else if (ic == PTD_IC_RETURN || ic == TIX_IC_SIGRETURN) {
 		if (t->nstack)
 			t->nstack--;
 		else
@@ -250,9 +296,12 @@ struct part {
 	uint32_t ninsn, npos;
 	int32_t depth, min_delta;
 	uint32_t ret_below;
-	uint8_t first_stop, pend;
+	uint8_t first_stop, pend;  /* pend: PEND_CALL or PEND_ASYNC */
 	struct tix_frame pending;  /* a call ending the part: a frame unless
-				    * the next instruction follows it */
+				    * the next instruction follows it; an
+				    * instruction that may be interrupted
+				    * by a signal: two frames if the next
+				    * one does not follow it */
 	struct tix_frame *fr;      /* calls alive, pushed in the part */
 	size_t nfr, frcap;
 	struct tix_code code;
@@ -294,19 +343,46 @@ static int code_has(const struct tix_code *c, uint64_t line)
 	return (int)((c->w[b >> 6] >> (b & 63)) & 1);
 }
 
+enum { PEND_CALL = 1, PEND_ASYNC = 2 };
+
+/* The kind of the k-th last frame a pending entry makes (k of 2: a
+ * signal delivery's, the interrupted function's first). */
+static uint32_t sig_kind(int k)
+{
+	return k == 2 ? TIX_FRAME_SIG_INTERRUPTED :
+	       k == 1 ? TIX_FRAME_SIG_TRAMP : TIX_FRAME_CALL;
+}
+
+/* How many frames a pending call or signal delivery makes, given the
+ * next position (next_ip, have_next: an instruction, not a stop). */
+static int pend_frames(int pend, const struct tix_frame *x, int have_next,
+		       uint64_t next_ip)
+{
+	int follows = have_next && next_ip == x->call_ip + x->size;
+
+	if (pend == PEND_ASYNC)
+		return have_next && !follows ? 2 : 0;
+	return pend && !follows;
+}
+
 /* The pending call of p becomes a frame unless the next instruction
- * (next_ip, have_next) is the one after it. */
+ * (next_ip, have_next) is the one after it; a pending interrupted
+ * instruction two when the next is elsewhere. */
 static int resolve(struct part *p, int have_next, uint64_t next_ip)
 {
+	int k = pend_frames(p->pend, &p->pending, have_next, next_ip);
+	int async = p->pend == PEND_ASYNC;
+
 	if (!p->pend)
 		return 0;
 	p->pend = 0;
-	if (have_next && next_ip == p->pending.call_ip + p->pending.size)
-		return 0;
-	if (grow(&p->fr, &p->frcap, p->nfr + 1, sizeof(*p->fr)))
+	if (grow(&p->fr, &p->frcap, p->nfr + 2, sizeof(*p->fr)))
 		return -1;
-	p->fr[p->nfr++] = p->pending;
-	p->depth++;
+	for (; k > 0; k--) {
+		p->fr[p->nfr] = p->pending;
+		p->fr[p->nfr++].kind = async ? sig_kind(k) : TIX_FRAME_CALL;
+		p->depth++;
+	}
 	return 0;
 }
 
@@ -319,7 +395,8 @@ static void part_time(struct part *p, uint64_t t)
 
 /* The summary of one decoded segment: as add_insn/add_stop would see
  * its instructions and stops, thread by thread, a block at a time. */
-static int summarize(struct fastpt_reader *rd, struct segres *res)
+static int summarize(struct fastpt_reader *rd, struct segres *res,
+		     struct imgstore *st)
 {
 	size_t i, n = fastpt_reader_nrecs(rd);
 	int32_t last = -1;
@@ -327,6 +404,7 @@ static int summarize(struct fastpt_reader *rd, struct segres *res)
 
 	for (i = 0; i < n; i++) {
 		struct fastpt_brief r;
+		unsigned int ic;
 		int32_t tid;
 
 		fastpt_reader_brief(rd, i, &r);
@@ -378,13 +456,17 @@ static int summarize(struct fastpt_reader *rd, struct segres *res)
 			for (l = (r.ip >> 6) + 1; l <= (r.end - 1) >> 6; l++)
 				set_code(&p->code, l);
 		}
-		if (is_call(r.last_iclass)) {
-			p->pend = 1;
+		ic = r.last_iclass;
+		if (ic == PTD_IC_FAR_CALL &&
+		    tix_is_sigreturn(st, p->pid, r.last_ip, r.time))
+			ic = TIX_IC_SIGRETURN;
+		if (is_call(ic) || ic == PTD_IC_FAR_CALL || ic == PTD_IC_OTHER) {
+			p->pend = is_call(ic) ? PEND_CALL : PEND_ASYNC;
 			p->pending.call_ip = r.last_ip;
 			p->pending.size = (uint32_t)(r.end - r.last_ip);
 			p->pending.time = r.time;
 			p->pending.pos = p->npos + r.ninsn - 1;
-		} else if (r.last_iclass == PTD_IC_RETURN) {
+		} else if (ic == PTD_IC_RETURN || ic == TIX_IC_SIGRETURN) {
 			if (p->nfr)
 				p->nfr--;
 			else
@@ -402,6 +484,7 @@ static int summarize(struct fastpt_reader *rd, struct segres *res)
 
 struct bjob {
 	struct backend *be;
+	struct imgstore *st;
 	size_t nsegs;
 	size_t next;               /* atomic */
 	struct segres *res;
@@ -429,7 +512,7 @@ static void *build_worker(void *arg)
 			__atomic_store_n(&j->fail, 1, __ATOMIC_RELAXED);
 			break;
 		}
-		if (rc < 0 || summarize(rd, &j->res[i]) < 0) {
+		if (rc < 0 || summarize(rd, &j->res[i], j->st) < 0) {
 			__atomic_store_n(&j->err, rc < 0 ? rc : PTD_ERR_NOMEM,
 					 __ATOMIC_RELAXED);
 			break;
@@ -538,11 +621,13 @@ static int assemble(struct ptd_index *ix, struct codeset *cs,
 			memset(ts, 0, sizeof(*ts));
 		if (t->pid < 0 && p->pid >= 0)
 			t->pid = p->pid;
-		if (ts->pend && !(!p->first_stop &&
-				  p->first_ip == ts->pending.call_ip + ts->pending.size)) {
+		for (k = (size_t)pend_frames(ts->pend, &ts->pending, !p->first_stop,
+					     p->first_ip); k > 0; k--) {
 			if (grow(&t->fr, &t->frcap, t->nfr + 1, sizeof(*t->fr)))
 				return -1;
 			t->fr[t->nfr] = ts->pending;
+			t->fr[t->nfr].kind = ts->pend == PEND_ASYNC ?
+					     sig_kind((int)k) : TIX_FRAME_CALL;
 			t->fr[t->nfr++].pos += t->ps[t->nps - 1].pos0;
 			t->ps[t->nps - 1].nframes++;
 			ts->depth++;
@@ -620,6 +705,7 @@ static int build_fast(struct ptd_index *ix)
 	    (s->opts.flags & PTD_OPEN_COUNT_ONLY))
 		return 1;
 	j.be = s->be;
+	j.st = s->in ? s->in->st : NULL;
 	j.nsegs = fastpt_nsegments(s->be);
 	if (j.nsegs >= TIX_SEG_NONE)
 		return 1;
@@ -923,7 +1009,6 @@ int tix_view_load(struct ptd_index *ix, struct fastpt_reader *rd,
 	int32_t last = -1;
 	int rc;
 
-	(void)ix;
 	for (j = 0; j < v->nstops; j++)
 		free((char *)v->stops[j].msg);
 	v->nruns = v->ninsn = v->nstops = v->npieces = v->npool = 0;
@@ -932,6 +1017,7 @@ int tix_view_load(struct ptd_index *ix, struct fastpt_reader *rd,
 	v->npos = 0;
 	v->tid = ti->tid;
 	v->pid = ti->pid;
+	v->code = ix->s->in ? ix->s->in->st : NULL;
 	rc = fastpt_reader_decode(rd, ps->seg);
 	if (rc)
 		return rc < 0 ? rc : PTD_ERR_DECODE;
@@ -1070,13 +1156,18 @@ long tix_stack_at(const struct tix_thread *t, size_t r, size_t **out,
 		if (!x->ninsn)
 			continue;
 		ic = TIX_ICLASS(t->insn[x->insn0 + x->ninsn - 1]);
-		if (is_call(ic) && !(t->runs[k + 1].ninsn &&
+		if (tix_is_sigenter(ic)) {
+			if (util_grow((void **)out, cap, n + 2, sizeof(size_t)))
+				return -1;
+			(*out)[n++] = k;
+			(*out)[n++] = k;
+		} else if (is_call(ic) && !(t->runs[k + 1].ninsn &&
 				     zero_call(x, t->insn[x->insn0 + x->ninsn - 1],
 					       t->runs[k + 1].ip))) {
 			if (util_grow((void **)out, cap, n + 1, sizeof(size_t)))
 				return -1;
 			(*out)[n++] = k;
-		} else if (ic == PTD_IC_RETURN) {
+		} else if (ic == PTD_IC_RETURN || ic == TIX_IC_SIGRETURN) {
 			if (n)
 				n--;
 			else

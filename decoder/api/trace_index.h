@@ -24,6 +24,8 @@
 
 #include "ptdecode.h"
 
+struct imgstore;
+
 /* A run: instructions one after the other in memory with the same time,
  * CPU, image and mode, of which only the last may be a call or return;
  * or one stop (ninsn == 0).  A call to the next instruction (call next;
@@ -47,6 +49,31 @@ struct tix_run {
 /* One byte per instruction: its length and class. */
 #define TIX_LEN(b) ((unsigned int)((b) & 0xf))
 #define TIX_ICLASS(b) ((unsigned int)((b) >> 4))
+
+/* Classes of signal delivery and return (x86; ptd_cursor_get hands them
+ * out as PTD_IC_FAR_CALL / PTD_IC_OTHER): a system call or other
+ * instruction after which the flow went on elsewhere (the kernel entered
+ * a signal handler: an asynchronous transfer) makes two frames, the
+ * interrupted function's (returning to the instruction after it) and the
+ * signal trampoline's, which the handler returns into; the trampoline's
+ * rt_sigreturn (mov $15,%rax; syscall) returns from the interrupted
+ * function's frame.  gdb shows the same frames. */
+#define TIX_IC_SIGENTER_FAR 13  /* a system call interrupted */
+#define TIX_IC_SIGENTER 14      /* another instruction interrupted */
+#define TIX_IC_SIGRETURN 15
+
+static inline int tix_is_sigenter(unsigned int ic)
+{
+	return ic == TIX_IC_SIGENTER || ic == TIX_IC_SIGENTER_FAR;
+}
+
+/* The class ptd_cursor_get hands out for a stored one. */
+static inline unsigned int tix_public_iclass(unsigned int ic)
+{
+	return ic == TIX_IC_SIGENTER ? PTD_IC_OTHER :
+	       ic == TIX_IC_SIGENTER_FAR || ic == TIX_IC_SIGRETURN ?
+	       PTD_IC_FAR_CALL : ic;
+}
 
 #define TIX_PIECE_RUNS 1024
 
@@ -76,6 +103,7 @@ struct tix_thread {
 	size_t under;
 	int32_t depth;
 	uint64_t npos;
+	struct imgstore *code;  /* code bytes (telling rt_sigreturn); NULL */
 };
 
 /* A call a piece leaves pushed. */
@@ -84,7 +112,17 @@ struct tix_frame {
 	uint64_t pos;          /* the call's position number (thread's) */
 	uint64_t time;         /* its time (symbols then) */
 	uint32_t size;         /* the call's length: returns to ip + size */
-	uint32_t pad;
+	uint32_t kind;         /* enum tix_frame_kind */
+};
+
+/* What made a frame: a call, or a signal delivery after the instruction
+ * at call_ip (the interrupted function's frame, which resumes at
+ * call_ip + size, then the trampoline's, which the handler returns
+ * into). */
+enum tix_frame_kind {
+	TIX_FRAME_CALL = 0,
+	TIX_FRAME_SIG_INTERRUPTED,
+	TIX_FRAME_SIG_TRAMP,
 };
 
 /* Code summary: a bit per hash of each 64-byte line of code run. */
@@ -177,6 +215,11 @@ int tix_file_load(struct ptd_index *ix, const char *file, const char *trace,
  * util_grow.  Returns the number of entries, or -1 out of memory. */
 long tix_stack_at(const struct tix_thread *t, size_t r, size_t **out,
 		  size_t *cap, size_t *under);
+
+/* Is the system call at ip (x86 mode) a signal trampoline's
+ * rt_sigreturn (the bytes before are mov $15,%rax)? */
+int tix_is_sigreturn(struct imgstore *st, int32_t pid, uint64_t ip,
+		     uint64_t time);
 
 /* The ip of instruction i (0 <= i < ninsn) of run r. */
 uint64_t tix_insn_ip(const struct tix_thread *t, size_t r, uint32_t i);

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #define TIX_MAGIC "PTDINDEX"
-#define TIX_VERSION 1
+#define TIX_VERSION 2   /* 2: signal frames */
 #define TIX_BYTE_ORDER 0x01020304u
 #define HASH_HEAD (64u << 10)     /* bytes of each trace file hashed */
 

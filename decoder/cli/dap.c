@@ -57,6 +57,7 @@ struct dap {
 	struct ptd_session *s;
 	struct ptd_index *ix;
 	struct ptd_cursor **cur;
+	size_t *hide;              /* inlined frames at the top not shown */
 	int32_t *tids;
 	size_t nth;
 	struct ptd_disasm *dis;
@@ -161,6 +162,8 @@ static void stopped(struct dap *d, size_t th, const char *reason,
 {
 	json_object *b = json_object_new_object();
 
+	if (d->hide)
+		d->hide[th] = 0;        /* report_stop sets it after */
 	json_object_object_add(b, "reason", json_object_new_string(reason));
 	if (desc)
 		json_object_object_add(b, "description", json_object_new_string(desc));
@@ -525,10 +528,31 @@ static const struct bp *check_bps(struct dap *d, size_t th, int line_changed)
 
 /* ---- moving ---- */
 
+/* gdb shows a stop where inlined code is entered at the call site in the
+ * caller, except a breakpoint on that inlined function (a function
+ * breakpoint on another one hides the frames entered inside it); source
+ * and instruction breakpoints show the innermost function. */
+static size_t hidden_frames(struct dap *d, size_t th, const struct bp *bp,
+			    int stepped)
+{
+	struct ptd_frame fr[16];
+	size_t n, k;
+
+	if ((!stepped && (!bp || !bp->name)) ||
+	    ptd_cursor_stack(d->cur[th], fr, 16, &n))
+		return 0;
+	for (k = 0; k < n && k < 16; k++)
+		if (!(fr[k].flags & PTD_FRAME_INLINE_ENTRY) ||
+		    (bp && bp->name && !strcmp(fr[k].function, bp->name)))
+			break;
+	return k < n && k < 16 ? k : 0;
+}
+
 /* Reports where a move ended: rc and found from ptd_cursor_find/step. */
 static void report_stop(struct dap *d, size_t th, int rc, int backward,
 			const char *reason, const struct bp *bp)
 {
+	size_t hide = hidden_frames(d, th, bp, !strcmp(reason, "step"));
 	struct ptd_cursor_pos p;
 	char desc[1024];
 
@@ -557,6 +581,7 @@ static void report_stop(struct dap *d, size_t th, int rc, int backward,
 	} else {
 		stopped(d, th, reason, NULL, NULL, 0);
 	}
+	d->hide[th] = hide;
 }
 
 /* continue / reverseContinue: line by line (and instruction breakpoint
@@ -626,6 +651,14 @@ static void step(struct dap *d, json_object *req, size_t th, int kind,
 	int rc;
 
 	respond(d, req, NULL);
+	if (kind == 1 && !backward && d->hide[th]) {
+		/* gdb's step at an inlined call site enters it in place */
+		size_t h = d->hide[th] - 1;
+
+		stopped(d, th, "step", NULL, NULL, 0);
+		d->hide[th] = h;
+		return;
+	}
 	if (gran && !strcmp(gran, "instruction") && kind != 2) {
 		/* over a call: to the instruction after it returns */
 		struct ptd_cursor_pos p;
@@ -663,6 +696,8 @@ static void free_session(struct dap *d)
 		ptd_cursor_close(d->cur[k]);
 	free(d->cur);
 	free(d->tids);
+	free(d->hide);
+	d->hide = NULL;
 	d->cur = NULL;
 	d->tids = NULL;
 	d->nth = 0;
@@ -759,17 +794,21 @@ static void launch(struct dap *d, json_object *req)
 	d->nth = ptd_index_thread_count(d->ix);
 	d->cur = calloc(d->nth ? d->nth : 1, sizeof(*d->cur));
 	d->tids = calloc(d->nth ? d->nth : 1, sizeof(*d->tids));
-	if (!d->cur || !d->tids) {
+	d->hide = calloc(d->nth ? d->nth : 1, sizeof(*d->hide));
+	if (!d->cur || !d->tids || !d->hide) {
 		respond_err(d, req, "out of memory");
 		free_session(d);
 		return;
 	}
 	for (k = 0; k < d->nth; k++) {
+		/* inlined functions are frames of their own, as in gdb */
+		struct ptd_cursor_opts inl = { .sz = sizeof(inl),
+					       .flags = PTD_CURSOR_INLINE_FRAMES };
 		struct ptd_index_thread it;
 
 		ptd_index_thread(d->ix, k, &it);
 		d->tids[k] = it.tid;
-		if (ptd_cursor_open(&d->cur[k], d->ix, it.tid, NULL)) {
+		if (ptd_cursor_open(&d->cur[k], d->ix, it.tid, &inl)) {
 			respond_err(d, req, "out of memory");
 			free_session(d);
 			return;
@@ -829,16 +868,28 @@ static void stack_trace(struct dap *d, json_object *req, size_t th)
 		return;
 	}
 	a = json_object_new_array();
-	for (k = start > 0 ? (size_t)start : 0;
+	if (start < 0)
+		start = 0;
+	start += (int64_t)d->hide[th];
+	for (k = (size_t)start;
 	     k < n && (levels <= 0 || k < (size_t)start + (size_t)levels); k++) {
 		json_object *f = json_object_new_object();
 		char name[300], ip[32];
 
 		json_object_object_add(f, "id", json_object_new_int64(
 			(int64_t)th * FRAMES_PER_THREAD + (int64_t)k));
-		if (fr[k].flags & PTD_FRAME_BEFORE_TRACE) {
+		if (fr[k].flags & (PTD_FRAME_BEFORE_TRACE | PTD_FRAME_SIGNAL)) {
+			/* as gdb shows a signal trampoline's frame */
 			json_object_object_add(f, "name", json_object_new_string(
+				fr[k].flags & PTD_FRAME_SIGNAL ? "<signal handler called>" :
 				"<older frames: not in the trace>"));
+			if (fr[k].pc) {
+				char ip[32];
+
+				hex(ip, sizeof(ip), fr[k].pc);
+				json_object_object_add(f, "instructionPointerReference",
+						       json_object_new_string(ip));
+			}
 			json_object_object_add(f, "presentationHint",
 					       json_object_new_string("label"));
 			json_object_object_add(f, "line", json_object_new_int(0));
@@ -846,7 +897,7 @@ static void stack_trace(struct dap *d, json_object *req, size_t th)
 			json_object_array_add(a, f);
 			continue;
 		}
-		{
+		if (!(fr[k].flags & (PTD_FRAME_INLINED | PTD_FRAME_CALLS_INLINED))) {
 			/* the line as gdb shows it (a statement row's line
 			 * where several rows share the address) */
 			struct ptd_line_range lr;
@@ -893,7 +944,8 @@ static void stack_trace(struct dap *d, json_object *req, size_t th)
 	free(fr);
 	body = json_object_new_object();
 	json_object_object_add(body, "stackFrames", a);
-	json_object_object_add(body, "totalFrames", json_object_new_int64((int64_t)n));
+	json_object_object_add(body, "totalFrames",
+			       json_object_new_int64((int64_t)(n - d->hide[th])));
 	respond(d, req, body);
 }
 

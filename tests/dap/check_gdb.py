@@ -11,7 +11,8 @@ ran it):
   2. a function breakpoint on FUNCTION: every hit with its backtrace, as
      gdb's `break FUNCTION` (stopOnEntry, then continue);
   3. an instruction breakpoint at its first instruction, as gdb's
-     `break *ADDR`, also with hitCondition "%2" (every second of gdb's hits);
+     `break *ADDR`, also with hitCondition "%2" (every second of gdb's hits)
+     (FUNCTION "*SYM": at the program's ELF symbol SYM);
   4. reverse: under gdb's `record full`, continue (up to 10 times, fewer
      when the program ends first) then reverse-continue up to 8 times
      (back to the first hit at most) on the
@@ -144,9 +145,14 @@ if 'func' in parts:
 
 if 'insn' in parts:
     # 3. an instruction breakpoint at the function's first instruction,
-    # as gdb's `break *ADDR` (and, with hitCondition %2, every second hit)
-    c, tid, addr = func_stop()
-    c.close()
+    # as gdb's `break *ADDR` (and, with hitCondition %2, every second hit);
+    # FUNCTION "*SYM": at ELF symbol SYM of the program (code without
+    # DWARF, such as the signal trampoline)
+    if func.startswith('*'):
+        addr = gdbtool.symbol_addr(capture, func[1:])
+    else:
+        c, tid, addr = func_stop()
+        c.close()
     want = gdb_hits(['*' + addr])
     for cond, exp in ((None, want), ('%2', want[1::2])):
         c, tid = launch([], True)

@@ -52,12 +52,27 @@ def program(capture):
     sys.exit('FAIL: no archived program with main in %s' % capture)
 
 
+def symbol_addr(capture, name):
+    """The address of ELF symbol name in the capture's program, as 0x..."""
+    elf = program(capture)
+    out = subprocess.run(['readelf', '-sW', elf], stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL).stdout.decode()
+    os.unlink(elf)
+    m = re.search(r'^\s*\d+:\s+([0-9a-f]+)\s.*\s%s$' % re.escape(name), out, re.M)
+    if not m:
+        sys.exit('FAIL: no symbol %s in the program of %s' % (name, capture))
+    return hex(int(m.group(1), 16))
+
+
 # gdb's backtrace as [function, line] from the newest frame up to main
 GDB_BT = '''
 def bt():
     f, out = gdb.newest_frame(), []
     while f is not None:
-        out.append([f.name(), f.find_sal().line])
+        # a signal trampoline's frame has no name: gdb prints this
+        name = ('<signal handler called>' if f.type() == gdb.SIGTRAMP_FRAME
+                else f.name())
+        out.append([name, f.find_sal().line])
         if f.name() == 'main':
             break
         f = f.older()

@@ -1,6 +1,6 @@
 #!/bin/sh
-# record_frames.sh PTSYNTH PROGRAM OUT: records the -O0 fixture program
-# (frame-pointer prologues) with ptsynth for the gdb comparisons; skips
+# record_frames.sh PTSYNTH PROGRAM OUT: records a fixture program built
+# here (fx_frames, fx_inline) with ptsynth for the gdb comparisons; skips
 # (77) when ptsynth cannot trace here.
 set -u
 rm -rf "$3"

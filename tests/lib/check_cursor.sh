@@ -8,7 +8,11 @@
 # check_cursor.sh ORACLE damaged CORRUPT_TOOL CAPTURE: on a copy of a
 #   capture whose trace has bytes flipped in the middle of its AUX data,
 #   so that the decode has errors: they must be positions the cursor stops
-#   at (cursor_oracle's "need-stops").
+#   at (cursor_oracle's "need-stops");
+# check_cursor.sh ORACLE psb PTSYNTH PROGRAM: PROGRAM recorded with a PSB
+#   every 64 bytes, so that its signal deliveries and returns fall near
+#   and across the pieces' borders (skips with 77 where ptsynth cannot
+#   trace).
 set -eu
 oracle=$1 mode=$2 tool=$3 arg=$4
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
@@ -35,6 +39,12 @@ for l in open(sys.argv[2]):
 open(sys.argv[1], 'wb').write(data)
 PY
     exec "$oracle" "$tmp/t.ptd" 2000 need-stops ;;
+psb)
+    if ! "$tool" record --psb-period 64 -o "$tmp/t.ptd" -- "$arg" >/dev/null; then
+        echo "SKIP: ptsynth could not record $arg (ptrace not allowed?)"
+        exit 77
+    fi
+    exec "$oracle" "$tmp/t.ptd" 3000 need-pieces index-file ;;
 esac
 echo "check_cursor.sh: unknown mode $mode" >&2
 exit 2

@@ -3,7 +3,10 @@
  * linear decode records, per thread in order, every instruction (ip,
  * size, class, time, CPU, image version, bytes) and stop (error, gap,
  * overflow), and keeps its own call stack from the call/return sequence
- * (a call to the next instruction, call next; pop, makes no frame).
+ * (a call to the next instruction, call next; pop, makes no frame; on
+ * x86 a system call or other instruction followed by another place is a
+ * signal delivery, two frames: the interrupted one and the trampoline's;
+ * a syscall after mov $15,%rax, rt_sigreturn, is a return).
  * At SAMPLES random positions the cursor (seek by position, instruction
  * number and time) must give the same instruction, time and stack
  * (call sites and return addresses, then one unknown frame); walks
@@ -38,8 +41,11 @@ struct thr {
 	size_t ns, scap;
 	int32_t depth;
 	int pend_call;        /* the last instruction was a call */
+	int pend_async;       /* ... one a signal may interrupt */
 	uint64_t pend_ret;
 	uint8_t pend_size;
+	uint8_t prev_raw[15]; /* the last instruction's bytes and ip */
+	uint64_t prev_ip;
 	/* sampled stacks: position, offset into sv, length (pairs) */
 	uint64_t *want;       /* sorted sample positions */
 	size_t nwant, wi;
@@ -49,6 +55,22 @@ struct thr {
 	uint8_t (*raw)[15];   /* bytes at the samples */
 	size_t nsv, svcap;
 };
+
+/* Return addresses of a signal delivery's frames carry these (user
+ * addresses are below them). */
+#define SIG_INTERRUPTED (1ull << 63)
+#define SIG_TRAMP (1ull << 62)
+#define SIG_BITS (SIG_INTERRUPTED | SIG_TRAMP)
+
+/* rt_sigreturn: syscall (0f 05) right after mov $15,%rax, by the
+ * decoder's instruction bytes. */
+static int is_sigreturn(const struct thr *t, const struct ptd_event *ev)
+{
+	static const uint8_t mov[7] = { 0x48, 0xc7, 0xc0, 0x0f, 0, 0, 0 };
+
+	return ev->raw[0] == 0x0f && ev->raw[1] == 0x05 &&
+	       t->prev_ip + 7 == ev->ip && !memcmp(t->prev_raw, mov, 7);
+}
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 static uint64_t rnd(void)
@@ -155,7 +177,16 @@ static int linear(const char *path, int with_samples)
 			t->stk[t->ns++] = t->pend_ret;
 			t->depth++;
 		}
-		t->pend_call = 0;
+		if (t->pend_async && ev.kind == PTD_EV_INSN && ev.ip != t->pend_ret) {
+			/* the interrupted frame, then the trampoline's */
+			t->stk = xgrow(t->stk, &t->scap, t->ns + 4, sizeof(uint64_t));
+			t->stk[t->ns++] = t->pend_ret - t->pend_size;
+			t->stk[t->ns++] = t->pend_ret | SIG_INTERRUPTED;
+			t->stk[t->ns++] = t->pend_ret - t->pend_size;
+			t->stk[t->ns++] = t->pend_ret | SIG_TRAMP;
+			t->depth += 2;
+		}
+		t->pend_call = t->pend_async = 0;
 		if (with_samples) {
 			uint64_t pos = t->n2++;
 
@@ -191,17 +222,27 @@ static int linear(const char *path, int with_samples)
 			t->pend_call = 1;
 			t->pend_ret = ev.ip + ev.size;
 			t->pend_size = ev.size;
-		} else if (ev.iclass == PTD_IC_RETURN) {
+		} else if (ev.iclass == PTD_IC_RETURN ||
+			   (ev.iclass == PTD_IC_FAR_CALL && is_sigreturn(t, &ev))) {
 			if (t->ns)
 				t->ns -= 2;
 			t->depth--;
+		} else if ((ev.iclass == PTD_IC_FAR_CALL || ev.iclass == PTD_IC_OTHER) &&
+			   (ev.mode == PTD_MODE_16 || ev.mode == PTD_MODE_32 ||
+			    ev.mode == PTD_MODE_64)) {
+			t->pend_async = 1;
+			t->pend_ret = ev.ip + ev.size;
+			t->pend_size = ev.size;
 		}
+		memcpy(t->prev_raw, ev.raw, sizeof(t->prev_raw));
+		t->prev_ip = ev.ip;
 	}
 	ptd_close(s);
 	for (k = 0; k < nth; k++) {
 		th[k].ns = 0;
 		th[k].depth = 0;
-		th[k].pend_call = 0;
+		th[k].pend_call = th[k].pend_async = 0;
+		th[k].prev_ip = 0;
 	}
 	if (rc != PTD_ERR_END) {
 		fprintf(stderr, "cursor_oracle: linear decode failed: %d\n", rc);
@@ -457,12 +498,28 @@ int main(int argc, char **argv)
 			      (fr[nf - 1].flags & PTD_FRAME_BEFORE_TRACE),
 			      "thread %d pos %" PRIu64 ": %zu frames, linear stack %zu + 2",
 			      t->tid, pos, nf, t->slen[w]);
+			if (t->slen[w]) {
+				const uint64_t *e = &t->sv[t->soff[w] + 2 * (t->slen[w] - 1)];
+
+				/* in the trampoline once the handler returned */
+				CHECK(!(fr[0].flags & PTD_FRAME_SIGNAL) ==
+				      !(e[1] & SIG_INTERRUPTED),
+				      "thread %d pos %" PRIu64 ": frame 0 flags %#x",
+				      t->tid, pos, fr[0].flags);
+			}
 			for (f = 0; f + 2 <= nf && f < t->slen[w]; f++) {
 				const uint64_t *e = &t->sv[t->soff[w] + 2 * (t->slen[w] - 1 - f)];
+				uint64_t ret = e[1] & ~SIG_BITS;
+				/* the caller's pc: its call; the trampoline's
+				 * unknown; an interrupted frame's where it
+				 * resumes */
+				uint64_t pc = e[1] & SIG_TRAMP ? 0 :
+					      e[1] & SIG_INTERRUPTED ? ret : e[0];
 
-				CHECK(fr[f].call_site == e[0] && fr[f].return_addr == e[1] &&
+				CHECK(fr[f].call_site == e[0] && fr[f].return_addr == ret &&
 				      (fr[f].flags & PTD_FRAME_HAS_CALL) &&
-				      fr[f + 1].pc == e[0],
+				      fr[f + 1].pc == pc &&
+				      !(fr[f + 1].flags & PTD_FRAME_SIGNAL) == !(e[1] & SIG_TRAMP),
 				      "thread %d pos %" PRIu64 " frame %zu: call %#" PRIx64
 				      " ret %#" PRIx64 ", linear %#" PRIx64 " %#" PRIx64,
 				      t->tid, pos, f, fr[f].call_site, fr[f].return_addr,
