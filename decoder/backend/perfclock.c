@@ -28,6 +28,8 @@ struct perfclock {
 	size_t npieces;
 	struct cur at;
 	int failed, started;
+	const char *why;               /* why the clock parted, or NULL */
+	uint64_t why_at;               /* the trace byte where it did */
 	uint64_t first;                /* the time of the first PSB+ */
 	int first_ok;
 	/* the recording's parameters, as perf derives them */
@@ -60,6 +62,25 @@ struct perfclock {
 	const struct sideband *sb;
 	int32_t cpu;
 };
+
+/* The queue's trace byte at cu. */
+static uint64_t byte_at(const struct perfclock *c, struct cur cu)
+{
+	if (cu.pi >= c->npieces)
+		return c->npieces ? c->pieces[c->npieces - 1].offset +
+				    c->pieces[c->npieces - 1].size : 0;
+	return c->pieces[cu.pi].offset + cu.po;
+}
+
+/* Notes the first reason the packets cannot be followed (at, c->at's
+ * byte before the packet read). */
+static void note_why(struct perfclock *c, const char *why, struct cur at)
+{
+	if (!c->why) {
+		c->why = why;
+		c->why_at = byte_at(c, at);
+	}
+}
 
 /* An IP packet's address, from the last one and its compression. */
 static uint64_t ip_of(uint64_t last, const struct pkt *k)
@@ -439,10 +460,17 @@ static void state(struct perfclock *c)
 static enum pk step(struct perfclock *c)
 {
 	struct pkt k;
+	struct cur at;
 	int n;
 
 	do {
+		at = c->at;
 		n = next_pkt(c, &c->at, &k, 0);
+		if (n < 0)
+			note_why(c, "a packet the clock does not follow", at);
+		else if (!n && at.pi < c->npieces)
+			note_why(c, "a packet cut off, or the next AUXTRACE buffer "
+				 "does not continue this one", at);
 		if (n <= 0)
 			return n ? PK_OTHER : PK_NONE;
 	} while (k.type == PK_PAD);
@@ -564,12 +592,15 @@ int perfclock_first(struct perfclock *c, uint64_t *t)
 
 		c->started = 1;
 		if (step(c) != PK_PSB) {
+			note_why(c, "the trace does not begin with a PSB", c->at);
+			c->why_at = 0;
 			c->failed = 1;
 			return -1;
 		}
 		while ((k = step(c)) != PK_PSBEND) {
 			if (k == PK_NONE || k == PK_OTHER || k == PK_TNT ||
 			    k == PK_TIP || k == PK_PGE || k == PK_PGD) {
+				note_why(c, "the first PSB+ has no PSBEND", c->at);
 				c->failed = 1;
 				return -1;
 			}
@@ -709,8 +740,8 @@ static int on_event(struct perfclock *c, const struct ptd_event *ev,
 	    ev->kind != PTD_EV_TIME)
 		return -1;
 	switch (ev->kind) {
-	case 0:                 /* after the last event */
-		return fetch(c) == STATE ? STATE : -1;
+	case 0:                 /* after the last event: STATE, or 1 */
+		return fetch(c) == STATE ? STATE : 1;
 	case PTD_EV_INSN:
 		return on_insn(c, ev);
 	case PTD_EV_ENABLED:
@@ -766,7 +797,15 @@ int perfclock_time(struct perfclock *c, const struct ptd_event *ev,
 	if (c->failed)
 		return -1;
 	rc = on_event(c, ev, &at->key);
+	if (rc == 1 && !ev->kind) {
+		c->failed = 1;          /* no more states: not lost */
+		return 1;
+	}
 	if (rc < 0) {
+		note_why(c, ev->kind == PTD_EV_ERROR ? "a decode error" :
+			 ev->kind == PTD_EV_OVERFLOW ? "an overflow" :
+			 ev->kind == PTD_EV_GAP ? "a gap in the trace" :
+			 "the packets do not match the decoded flow", c->at);
 		c->failed = 1;
 		return -1;
 	}
@@ -820,6 +859,14 @@ int perfclock_new(const struct intelpt_params *p, const struct intelpt_queue *q,
 	c->cpu = q->cpu;
 	*out = c;
 	return 0;
+}
+
+const char *perfclock_lost(const struct perfclock *c, uint64_t *byte,
+			   int32_t *cpu)
+{
+	*byte = c->why_at;
+	*cpu = c->cpu;
+	return c->why ? c->why : "";
 }
 
 uint64_t perfclock_ns(const struct perfclock *c, uint64_t tsc)
