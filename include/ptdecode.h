@@ -619,7 +619,7 @@ struct ptd_stats {
 	uint64_t merged_queues;
 	/* the merged timeline's clock fallback: queues whose Intel PT
 	 * packets perf's timing rules could not be followed through to
-	 * their last event (the trace does not begin with a PSB+, a packet
+	 * their last event (no PSB in the trace, a packet
 	 * the clock does not follow, a decode error, overflow or gap, ...),
 	 * and the events of theirs handed out from there, timed and ordered
 	 * by the decoder's own timestamps (their times and order across CPUs

@@ -2,6 +2,7 @@
 #include "perfclock.h"
 #include "sideband.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -585,15 +586,75 @@ static int fetch(struct perfclock *c)
 	}
 }
 
+/* perf's decoder starts at the queue's first PSB (bytes before it, a
+ * snapshot's start inside a packet, are skipped, as the decoders skip
+ * them): moves there.  Returns 0, or -1 when the trace holds no PSB. */
+static int to_first_psb(struct perfclock *c)
+{
+	static const uint8_t psb[16] = {
+		0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+		0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+	};
+	uint8_t b[16];
+
+	while (c->at.pi < c->npieces) {
+		if (peek(c, c->at, b, sizeof(b), 0) < sizeof(b)) {
+			if (c->at.pi + 1 >= c->npieces)
+				return -1;
+			c->at.pi++;     /* the next buffer, not continuing this */
+			c->at.po = 0;
+			continue;
+		}
+		if (!memcmp(b, psb, sizeof(b)))
+			return 0;
+		skip(c, &c->at, 1);
+	}
+	return -1;
+}
+
+/* perf's decoder walks to the first PSB through the packets before it,
+ * keeping their timing (a snapshot that begins after the PSB+ of its
+ * trace); where they do not parse from the first byte, it finds the PSB
+ * by its bytes.  Returns 0 at the PSB, or -1 when there is none. */
+static int walk_to_psb(struct perfclock *c)
+{
+	struct cur at;
+	enum pk k;
+
+	for (;;) {
+		at = c->at;
+		k = step(c);
+		if (k == PK_PSB) {
+			c->at = at;
+			c->last_type = PK_NONE;
+			break;
+		}
+		if (k == PK_NONE || k == PK_OTHER) {
+			struct perfclock keep = *c;
+
+			memset((char *)c + offsetof(struct perfclock, timestamp), 0,
+			       offsetof(struct perfclock, params) -
+			       offsetof(struct perfclock, timestamp));
+			c->why = keep.why;
+			c->at.pi = 0;
+			c->at.po = 0;
+			return to_first_psb(c);
+		}
+	}
+	c->tnt = 0;
+	c->pend = PK_NONE;
+	c->in_psb = 0;
+	return 0;
+}
+
 int perfclock_first(struct perfclock *c, uint64_t *t)
 {
 	if (!c->started) {
 		enum pk k;
 
 		c->started = 1;
-		if (step(c) != PK_PSB) {
-			note_why(c, "the trace does not begin with a PSB", c->at);
-			c->why_at = 0;
+		if (walk_to_psb(c) || step(c) != PK_PSB) {
+			note_why(c, "the trace holds no PSB", c->at);
 			c->failed = 1;
 			return -1;
 		}
@@ -729,6 +790,40 @@ static int need(struct perfclock *c)
 	return rc == STATE ? STATE : rc ? -1 : 0;
 }
 
+/* Whether the rest of the trace holds no packet that decides the flow,
+ * PSB+s aside (perf's states after the last event: the caller's
+ * ev->kind 0), so that what the decoder does after a gap event there
+ * cannot part from the packets. */
+static int no_flow_left(const struct perfclock *c)
+{
+	struct cur cu = c->at;
+	struct pkt k;
+	int in_psb = c->in_psb;
+
+	if (c->pend || c->psb_wait)
+		return 0;
+	for (;;) {
+		int n = next_pkt(c, &cu, &k, 0);
+
+		if (n < 0)
+			return 0;
+		if (!n)
+			return cu.pi >= c->npieces;
+		switch (k.type) {
+		case PK_TNT: case PK_TIP: case PK_PGE: case PK_PGD:
+			return 0;
+		case PK_FUP:            /* a PSB+'s FUP is the decoder's place */
+			if (!in_psb)
+				return 0;
+			break;
+		case PK_PSB: in_psb = 1; break;
+		case PK_PSBEND: in_psb = 0; break;
+		default:
+			break;
+		}
+	}
+}
+
 /* 0: ev is timed (c->sample); 1: also keyed by *key; STATE; -1. */
 static int on_event(struct perfclock *c, const struct ptd_event *ev,
 		    uint64_t *key)
@@ -781,6 +876,10 @@ static int on_event(struct perfclock *c, const struct ptd_event *ev,
 	case PTD_EV_PAGING: case PTD_EV_EXEC_MODE: case PTD_EV_SWITCH:
 	case PTD_EV_TIME:
 		return 0;
+	case PTD_EV_GAP:
+		/* the end of a queue cut by a snapshot gap (the flow went on
+		 * where no trace is): no packet left to part from */
+		return no_flow_left(c) ? 0 : -1;
 	default:
 		return -1;
 	}
@@ -802,10 +901,15 @@ int perfclock_time(struct perfclock *c, const struct ptd_event *ev,
 		return 1;
 	}
 	if (rc < 0) {
+		int fresh = !c->why;
+
 		note_why(c, ev->kind == PTD_EV_ERROR ? "a decode error" :
 			 ev->kind == PTD_EV_OVERFLOW ? "an overflow" :
 			 ev->kind == PTD_EV_GAP ? "a gap in the trace" :
 			 "the packets do not match the decoded flow", c->at);
+		if (fresh && (ev->kind == PTD_EV_ERROR ||
+			      ev->kind == PTD_EV_OVERFLOW || ev->kind == PTD_EV_GAP))
+			c->why_at = ev->offset;   /* the decoder's place */
 		c->failed = 1;
 		return -1;
 	}

@@ -63,14 +63,16 @@ struct perfclock_at {
  * ev->kind 0: the states after the last event).
  * Returns 0; 1 for ev->kind 0 when perf has no more states; or -1 once
  * the packets and events have parted (then and from then on: use
- * ev->tsc, the fallback).  The clock parts from the events when the
- * trace does not begin with a PSB+, at a packet it does not follow (OVF,
+ * ev->tsc, the fallback).  Like perf's decoder the clock starts at the
+ * queue's first PSB.  It parts from the events when the trace holds no
+ * PSB or its first PSB+ no PSBEND, at a packet it does not follow (OVF,
  * TraceStop, and those whose flow it does not model: PTWRITE, power
  * events, block items, ...), where an AUXTRACE buffer does not
- * continue the one before or ends inside a packet, at a decode error,
- * overflow or gap event, and where the decoder's events need a packet
- * the trace does not hold next (a decoder that resynchronized
- * elsewhere than perf). */
+ * continue the one before or ends inside a packet, at a decode error or
+ * overflow event, at a gap event with flow packets after it (not at a
+ * queue's end), and where the decoder's events need a packet the trace
+ * does not hold next (a decoder that resynchronized elsewhere than
+ * perf). */
 int perfclock_time(struct perfclock *c, const struct ptd_event *ev,
 		   struct perfclock_at *at);
 

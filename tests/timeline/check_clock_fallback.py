@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""check_clock_fallback.py PTSYNTH PTDECODE OUT NCPUS same|reported [ptsynth options] -- CMD
+"""check_clock_fallback.py PTSYNTH PTDECODE OUT NCPUS [ptsynth options] -- CMD
 
 The merged timeline's clock fallback (backend/perfclock.h): a queue whose
 packets perf's timing rules cannot be followed is timed and ordered by
@@ -8,18 +8,17 @@ NCPUS` recording of CMD:
 
  1. as recorded: ptdecode --stats counts no fallback (clock fallback
     queues: 0, events: 0) and warns of none;
- 2. CPU 1's trace made to begin without its PSB (clock_mutate.py nopsb:
-    16 PAD bytes in its place; every decoder skips to the next PSB), with
-    both decoders at -j1 and -j2: --stats counts exactly one fallback
-    queue, and at least as many fallback events as perf script lists
-    instructions on CPU 1 (the fallback is taken at the queue's first
-    event); one warning names CPU 1 and the reason; per CPU the
-    instructions (address, thread) are perf script's; and across CPUs:
-      same      the merged lines (address, CPU, thread, time) equal perf
-                script's (TSC-only timing: the decoder's times are perf's)
-      reported  they may differ (MTC/CYC timing: perf's times are not the
-                decoder's), which the warning says; the differences are
-                counted and printed.
+ 2. a TIP with reserved IP compression in CPU 1's trace right after a
+    PSB+ in its middle (clock_mutate.py badpkt: a decode error there, in
+    perf too), with both decoders at -j1 and -j2: --stats counts the
+    error and exactly one fallback queue, with at least as many fallback
+    events as ptdecode lists instructions on CPU 1 after its first error
+    line; one warning names CPU 1; CPU 0's instructions (address, thread,
+    time) are perf script's.  perf and the decoders recover from the
+    error differently (perf decodes on past the bad packet), so CPU 1's
+    instructions and the order across CPUs cannot be perf's: the lines
+    that differ are counted and printed, and the warning and the error
+    line report them.
 Exit 0 = pass, 1 = fail, 77 = skipped (reason printed).
 """
 import os
@@ -64,22 +63,24 @@ def perf_insns(cap):
 def ours(ptdecode, cap, dec, j):
     r = run([ptdecode, '--decoder=' + dec, '-j', j, '--stats', '-t', '--no-sym',
              '--insn', '--no-disasm', cap])
-    seq = []
+    seq, err = [], None
     for line in r.stdout.splitlines():
         p = line.split()   # IP [CPU] PID/TID TIME
         if line.startswith('0x') and len(p) >= 4:
             seq.append((int(p[0], 16), int(p[1].strip('[]')),
                         int(p[2].split('/')[1]), ns(p[3])))
+        elif line.startswith('[error ') and err is None:
+            err = len(seq)
     st = dict(re.findall(r'^([a-z ]+): (\d+)$', r.stdout, re.M))
     warns = [l for l in r.stderr.splitlines() if 'merged timeline:' in l]
-    return seq, st, warns
+    return seq, st, warns, err
 
 
 def main():
-    if len(sys.argv) < 8 or '--' not in sys.argv:
+    if len(sys.argv) < 7 or '--' not in sys.argv:
         sys.exit(__doc__)
-    ptsynth, ptdecode, cap, ncpus, expect = sys.argv[1:6]
-    rest = sys.argv[6:]
+    ptsynth, ptdecode, cap, ncpus = sys.argv[1:5]
+    rest = sys.argv[5:]
     if not shutil.which('perf'):
         print('SKIP: perf is not installed (linux-perf)')
         return 77
@@ -95,18 +96,18 @@ def main():
     perf_home(cap + '.home', cap)
 
     # 1. as recorded: nothing to fall back from
-    _, st, warns = ours(ptdecode, cap, 'fast', '1')
+    _, st, warns, _ = ours(ptdecode, cap, 'fast', '1')
     if st.get('clock fallback queues') != '0' or st.get('clock fallback events') != '0' \
             or warns:
         fail('as recorded: clock fallback queues %s, events %s, warnings %s'
              % (st.get('clock fallback queues'), st.get('clock fallback events'), warns))
 
-    # 2. CPU 1's first PSB padded out
-    bad = cap + '.nopsb'
+    # 2. a decode error in CPU 1's trace
+    bad = cap + '.badpkt'
     shutil.rmtree(bad, ignore_errors=True)
     shutil.copytree(cap, bad, symlinks=True)
     m = run([sys.executable, os.path.join(here, 'clock_mutate.py'),
-             os.path.join(cap, 'perf.data'), os.path.join(bad, 'perf.data'), 'nopsb', '1'])
+             os.path.join(cap, 'perf.data'), os.path.join(bad, 'perf.data'), 'badpkt', '1'])
     print(m.stdout.strip())
     theirs = perf_insns(bad)
     cpu1 = sum(1 for e in theirs if e[1] == 1)
@@ -117,34 +118,34 @@ def main():
     for dec in ('fast', 'libipt'):
         for j in ('1', '2'):
             what = '--decoder=%s -j%s' % (dec, j)
-            seq, st, warns = ours(ptdecode, bad, dec, j)
+            seq, st, warns, err = ours(ptdecode, bad, dec, j)
             q = int(st.get('clock fallback queues', -1))
             n = int(st.get('clock fallback events', -1))
-            if q != 1 or n < cpu1:
-                fail('%s: clock fallback queues %d, events %d; want 1 queue and at '
-                     'least the %d instructions perf lists on CPU 1' % (what, q, n, cpu1))
-            if len(warns) != 1 or '(cpu 1)' not in warns[0] or \
-                    'does not begin with a PSB' not in warns[0]:
-                fail('%s: want one warning naming cpu 1 and the missing PSB: %s'
-                     % (what, warns))
-            for c in cpus:
-                a = [e[:3:2] for e in seq if e[1] == c]
-                b = [e[:3:2] for e in theirs if e[1] == c]
-                if a != b:
-                    k = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y),
-                             min(len(a), len(b)))
-                    fail('%s: CPU %d: %d instructions, perf %d; first difference at %d'
-                         % (what, c, len(a), len(b), k))
+            after = sum(1 for e in seq[err or 0:] if e[1] == 1)
+            if err is None or q != 1 or n < after:
+                fail('%s: error line %s, clock fallback queues %d, events %d; want 1 '
+                     'queue and at least the %d instructions on CPU 1 after the error'
+                     % (what, err, q, n, after))
+            if len(warns) != 1 or '(cpu 1)' not in warns[0] or int(st.get('errors', 0)) < 1:
+                fail('%s: want one warning naming cpu 1 and an error: %s, errors %s'
+                     % (what, warns, st.get('errors')))
+            a = [e for e in seq if e[1] == 0]
+            b = [e for e in theirs if e[1] == 0]
+            if a != b:
+                k = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y),
+                         min(len(a), len(b)))
+                fail('%s: CPU 0: %d instructions, perf %d; first difference at %d'
+                     % (what, len(a), len(b), k))
+            a = [e[:3:2] for e in seq if e[1] == 1]
+            b = [e[:3:2] for e in theirs if e[1] == 1]
+            same1 = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y),
+                         min(len(a), len(b)))
             diff = sum(1 for x, y in zip(seq, theirs) if x != y) + abs(len(seq) - len(theirs))
-            if expect == 'same' and diff:
-                k = next((i for i, (x, y) in enumerate(zip(seq, theirs)) if x != y), None)
-                fail('%s: merged timeline differs from perf script\'s in %d lines '
-                     '(first at %s)' % (what, diff, k))
-            print('%s %s: %d instructions (%d on CPU 1) = perf script per CPU; '
-                  'clock fallback: %d queue, %d events; merged lines differing from '
-                  'perf script\'s: %d (%s)'
-                  % ('FAIL' if FAILS else 'OK', what, len(seq), cpu1, q, n, diff,
-                     'reported' if warns else 'not reported'))
+            print('%s %s: %d instructions (perf %d); CPU 0 = perf script; CPU 1: %d '
+                  '(perf %d), the first %d equal; clock fallback: %d queue, %d events; '
+                  'merged lines differing from perf script\'s: %d (reported)'
+                  % ('FAIL' if FAILS else 'OK', what, len(seq), len(theirs), len(a),
+                     len(b), same1, q, n, diff))
     return 1 if FAILS else 0
 
 

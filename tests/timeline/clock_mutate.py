@@ -8,9 +8,9 @@ followed packet by packet from the queue's start.  Prints what it did.
   nopsb   the PSB that begins CPU's first AUXTRACE buffer becomes 16 PAD
           bytes: the queue begins with a PSB+'s body without its PSB
           (decoders skip to the next PSB)
-  badpkt  the packet right after the PSBEND of a PSB+ in the middle of
-          CPU's trace becomes a reserved opcode (0x02 0xff): a decode
-          error there, decoding goes on at the next PSB
+  badpkt  the byte right after the PSBEND of a PSB+ in the middle of
+          CPU's trace becomes a TIP with reserved IP compression (0xad):
+          a decode error there
 """
 import struct
 import sys
@@ -61,8 +61,8 @@ def main():
         if len(ends) < 3:
             sys.exit("CPU %d's trace has only %d PSB+" % (cpu, len(ends)))
         at = ends[len(ends) // 2]
-        data[at:at + 2] = bytes([0x02, 0xff])
-        print("CPU %d: reserved opcode after PSB+ %d of %d at file offset %#x"
+        data[at] = 0xad
+        print("CPU %d: bad TIP after PSB+ %d of %d at file offset %#x"
               % (cpu, len(ends) // 2, len(ends), at))
     else:
         sys.exit("unknown mode " + mode)
