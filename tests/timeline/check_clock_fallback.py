@@ -18,7 +18,13 @@ NCPUS` recording of CMD:
     error differently (perf decodes on past the bad packet), so CPU 1's
     instructions and the order across CPUs cannot be perf's: the lines
     that differ are counted and printed, and the warning and the error
-    line report them.
+    line report them;
+ 3. no fallback where perf's decoder has none: CPU 1's first PSB padded
+    out (clock_mutate.py nopsb: its queue begins with a PSB+'s body
+    without the PSB; perf walks to the next PSB through those packets,
+    keeping their timing, and so does the clock): both decoders at -j1
+    list every line (address, CPU, thread, time) as perf script does,
+    with no clock fallback.
 Exit 0 = pass, 1 = fail, 77 = skipped (reason printed).
 """
 import os
@@ -76,6 +82,17 @@ def ours(ptdecode, cap, dec, j):
     return seq, st, warns, err
 
 
+def mutated(cap, mode):
+    """A copy of the capture, CPU 1's trace damaged by clock_mutate.py."""
+    out = cap + '.' + mode
+    shutil.rmtree(out, ignore_errors=True)
+    shutil.copytree(cap, out, symlinks=True)
+    m = run([sys.executable, os.path.join(here, 'clock_mutate.py'),
+             os.path.join(cap, 'perf.data'), os.path.join(out, 'perf.data'), mode, '1'])
+    print(m.stdout.strip())
+    return out
+
+
 def main():
     if len(sys.argv) < 7 or '--' not in sys.argv:
         sys.exit(__doc__)
@@ -103,12 +120,7 @@ def main():
              % (st.get('clock fallback queues'), st.get('clock fallback events'), warns))
 
     # 2. a decode error in CPU 1's trace
-    bad = cap + '.badpkt'
-    shutil.rmtree(bad, ignore_errors=True)
-    shutil.copytree(cap, bad, symlinks=True)
-    m = run([sys.executable, os.path.join(here, 'clock_mutate.py'),
-             os.path.join(cap, 'perf.data'), os.path.join(bad, 'perf.data'), 'badpkt', '1'])
-    print(m.stdout.strip())
+    bad = mutated(cap, 'badpkt')
     theirs = perf_insns(bad)
     cpu1 = sum(1 for e in theirs if e[1] == 1)
     cpus = sorted(set(e[1] for e in theirs))
@@ -146,6 +158,20 @@ def main():
                   'merged lines differing from perf script\'s: %d (reported)'
                   % ('FAIL' if FAILS else 'OK', what, len(seq), len(theirs), len(a),
                      len(b), same1, q, n, diff))
+    # 3. a queue that begins without its PSB
+    nopsb = mutated(cap, 'nopsb')
+    theirs = perf_insns(nopsb)
+    for dec in ('fast', 'libipt'):
+        seq, st, warns, _ = ours(ptdecode, nopsb, dec, '1')
+        k = next((i for i, (x, y) in enumerate(zip(seq, theirs)) if x != y),
+                 min(len(seq), len(theirs)))
+        if seq != theirs or st.get('clock fallback queues') != '0' or warns:
+            fail('--decoder=%s, CPU 1 without its first PSB: %d lines, perf script %d, '
+                 'first difference at %d; clock fallback queues %s, warnings %s'
+                 % (dec, len(seq), len(theirs), k, st.get('clock fallback queues'), warns))
+        else:
+            print('OK --decoder=%s, CPU 1 without its first PSB: %d lines = perf '
+                  'script\'s, no clock fallback' % (dec, len(seq)))
     return 1 if FAILS else 0
 
 
