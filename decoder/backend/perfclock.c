@@ -630,12 +630,12 @@ static int walk_to_psb(struct perfclock *c)
 			break;
 		}
 		if (k == PK_NONE || k == PK_OTHER) {
-			struct perfclock keep = *c;
-
+			/* no timing from there: perf syncs by the bytes */
 			memset((char *)c + offsetof(struct perfclock, timestamp), 0,
 			       offsetof(struct perfclock, params) -
 			       offsetof(struct perfclock, timestamp));
-			c->why = keep.why;
+			c->why = NULL;
+			c->why_at = 0;
 			c->at.pi = 0;
 			c->at.po = 0;
 			return to_first_psb(c);
