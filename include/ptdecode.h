@@ -241,7 +241,8 @@ PTD_API void ptd_close(struct ptd_session *s);
 PTD_API const char *ptd_errmsg(const struct ptd_session *s);
 
 /* Warnings collected while opening (e.g. "perf.data truncated at offset N:
- * read up to the last whole record").  Returns the number of warnings;
+ * read up to the last whole record") and while decoding (a merged
+ * timeline's clock fallback, ptd_stats).  Returns the number of warnings;
  * ptd_warning(s, i) returns the i-th, or NULL. */
 PTD_API size_t ptd_warning_count(const struct ptd_session *s);
 PTD_API const char *ptd_warning(const struct ptd_session *s, size_t i);
@@ -616,6 +617,16 @@ struct ptd_stats {
 	 * timestamps, CoreSight), where a thread that ran on several CPUs
 	 * has its flow cut into pieces, one per queue */
 	uint64_t merged_queues;
+	/* the merged timeline's clock fallback: queues whose Intel PT
+	 * packets perf's timing rules could not be followed through to
+	 * their last event (no PSB in the trace, a packet
+	 * the clock does not follow, a decode error, overflow or gap, ...),
+	 * and the events of theirs handed out from there, timed and ordered
+	 * by the decoder's own timestamps (their times and order across CPUs
+	 * may differ from perf script's; a warning per queue, added to the
+	 * session's warnings while decoding) */
+	uint64_t clock_fallback_queues;
+	uint64_t clock_fallback_events;
 };
 
 PTD_API int ptd_get_stats(const struct ptd_session *s, struct ptd_stats *st);

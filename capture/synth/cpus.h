@@ -16,9 +16,13 @@
 
 #define SYNTH_MAX_CPUS 64
 
+struct snapring;
+
 struct synth_cpu {
 	struct ptgen *gen;
 	uint64_t aux_offset;     /* AUX bytes written for this CPU */
+	struct snapring *snap;   /* --snapshot: this CPU's AUX ring (its owner's) */
+	uint64_t snap_tsc;       /* TSC at the end of its trace so far */
 	int idx;                 /* its number (perf's cpu and AUX index) */
 	int cur;                 /* thread on it (the recorder's index), -1 none yet */
 	uint64_t slice;          /* instructions since cur was switched in */

@@ -145,8 +145,6 @@ struct synth {
 	uint64_t jit_dumps, jit_dump_errors, jit_pages_left_out, jit_pages_changed;
 	struct sampler *smp;       /* --sample-every */
 	int sample_due;
-	struct snapring *snap;     /* --snapshot: the AUX ring */
-	uint64_t snap_tsc;         /* TSC at the end of the trace so far */
 };
 
 static uint64_t perf_time(uint64_t tsc)
@@ -451,21 +449,24 @@ found:
 
 /* ---------------- output ---------------- */
 
-/* A snapshot of the AUX ring (perf record -S): the AUX record the
+/* A snapshot of CPU c's AUX ring (perf record -S): the AUX record the
  * kernel writes in overwrite mode, then perf's AUXTRACE record with the
- * last --snapshot bytes. */
-static int write_snapshot(struct synth *s)
+ * last --snapshot bytes, on c's queue.  Each CPU's ring takes its
+ * snapshots as its own trace grows (snapring.h). */
+static int write_snapshot(struct synth *s, struct synth_cpu *c)
 {
 	struct perfwrite_sid sid = sid_for(s, (uint32_t)s->pid, PT_ID);
 	uint64_t offset;
 	size_t len;
-	const uint8_t *data = snapring_take(s->snap, &len, &offset);
+	const uint8_t *data = snapring_take(c->snap, &len, &offset);
 	int r;
 
-	sid.time = perf_time(s->snap_tsc);
+	sid.time = perf_time(c->snap_tsc);
+	sid.cpu = (uint32_t)c->idx;
 	r = perfwrite_aux(s->pw, &sid, offset, len, PD_AUX_FLAG_OVERWRITE);
-	return r ? r : perfwrite_auxtrace(s->pw, data, len, offset, s->snap_tsc,
-					  0, (uint32_t)-1, 0);
+	return r ? r : perfwrite_auxtrace(s->pw, data, len, offset, c->snap_tsc,
+					  (uint32_t)c->idx, (uint32_t)-1,
+					  (uint32_t)c->idx);
 }
 
 /* A piece of CPU c's trace: AUXTRACE on its queue, AUX on its CPU. */
@@ -478,9 +479,9 @@ static int flush_piece(void *ctx, const uint8_t *data, size_t len,
 	size_t padded = (len + 7) & ~(size_t)7;
 	int r;
 
-	if (s->snap) {
-		s->snap_tsc = tsc_last;
-		return snapring_add(s->snap, data, len) ? write_snapshot(s) : 0;
+	if (c->snap) {
+		c->snap_tsc = tsc_last;
+		return snapring_add(c->snap, data, len) ? write_snapshot(s, c) : 0;
 	}
 	r = perfwrite_auxtrace(s->pw, data, len, c->aux_offset, tsc_first,
 			       (uint32_t)c->idx, (uint32_t)-1, (uint32_t)c->idx);
@@ -1342,7 +1343,8 @@ static const char usage_text[] =
 	"                   per instruction (drawn with --seed, as --interrupts)\n"
 	"  --guest-code     PIP.NR=1 and VMCS, no guest sideband: the guest's\n"
 	"                   code is the traced process's memory (perf script\n"
-	"                   --guest-code, ptdecode --guest-code)\n"
+	"                   --guest-code, ptdecode --guest-code); with --cpus N\n"
+	"                   each thread a vcpu thread on the CPU it runs on\n"
 	"  --addr-filter S  write S as the IP filter string of AUXTRACE_INFO,\n"
 	"                   as perf record --filter does (kernel syntax:\n"
 	"                   \"filter 0xOFF/0xSIZE@FILE\"); the trace itself\n"
@@ -1355,7 +1357,8 @@ static const char usage_text[] =
 	"  --snapshot SIZE  snapshot-mode AUX (perf record -S): AUXTRACE records\n"
 	"                   of the last SIZE bytes of the ring, taken SIZE/2,\n"
 	"                   SIZE/2 and 2*SIZE bytes of trace apart in turn\n"
-	"                   (overlapping, then trace lost) and at the end\n"
+	"                   (overlapping, then trace lost) and at the end;\n"
+	"                   with --cpus N a ring per CPU, each on its own\n"
 	"  --perf-layout threads\n"
 	"                   write OUT.ptd/perf.data as perf record --threads\n"
 	"                   does: a directory with the header file data and\n"
@@ -1490,10 +1493,6 @@ static void parse_opts(struct synth *s, struct sched *sc, int argc, char **argv)
 		synth_die("--mtc and --cyc need TSC packets (drop --no-tsc)");
 	if (o->ncpus < 1 || o->ncpus > SYNTH_MAX_CPUS)
 		synth_die("--cpus must be 1..%d", SYNTH_MAX_CPUS);
-	/* one snapshot ring and one vcpu: both describe a single CPU */
-	if (o->ncpus > 1 && (o->snapshot || o->guest == 2))
-		synth_die("--cpus N (N > 1) does not go with --snapshot or "
-			  "--guest-code yet: they simulate one CPU");
 	sc->quantum = o->quantum ? o->quantum : 1;
 	o->cmd = argv + first;
 	sc->rng = synth_rng_init(o->seed);
@@ -1573,10 +1572,11 @@ static void open_trace(struct synth *s)
 	go.cycles_per_insn = s->o.cpi;
 	go.tsc0 = 0x10000000ull;
 	go.cbr = 32;
-	if (s->o.snapshot && !(s->snap = snapring_new((size_t)s->o.snapshot)))
-		synth_die("out of memory for a --snapshot ring");
 	if (synth_cpus_open(&s->cpus, s->o.ncpus, &go, flush_piece, s) < 0)
 		synth_die("cannot set up the packet generator");
+	for (int c = 0; s->o.snapshot && c < s->cpus.n; c++)
+		if (!(s->cpus.c[c].snap = snapring_new((size_t)s->o.snapshot)))
+			synth_die("out of memory for a --snapshot ring");
 	s->gen = s->cpus.c[0].gen;
 	s->expected = create_file(s->o.out, "expected.insn");
 	if (s->o.sample_every &&
@@ -1620,8 +1620,9 @@ static void start_thread(struct synth *s, struct sched *sc)
 static void finish_trace(struct synth *s, int argc, char **argv)
 {
 	check(s, synth_cpus_finish(&s->cpus), "packet generation");
-	if (s->snap && snapring_pending(s->snap))
-		check(s, write_snapshot(s), "the last snapshot");
+	for (int c = 0; c < s->cpus.n; c++)
+		if (s->cpus.c[c].snap && snapring_pending(s->cpus.c[c].snap))
+			check(s, write_snapshot(s, &s->cpus.c[c]), "the last snapshot");
 	write_features(s, argc, argv);
 	if (s->o.ncpus > 1)
 		perfwrite_feat_nrcpus(s->pw, (uint32_t)s->o.ncpus, (uint32_t)s->o.ncpus);
@@ -1665,10 +1666,16 @@ static void write_info(struct synth *s, const struct sched *sc, const struct ptg
 	if (s->jit_dumps || s->jit_dump_errors)
 		jit_report(s, f);
 	sampler_free(s->smp, f);
-	if (s->snap) {
-		uint64_t n, lost;
+	if (s->o.snapshot) {
+		uint64_t n = 0, lost = 0;
 
-		snapring_counts(s->snap, &n, &lost);
+		for (int c = 0; c < s->cpus.n; c++) {   /* all CPUs' rings */
+			uint64_t k, l;
+
+			snapring_counts(s->cpus.c[c].snap, &k, &l);
+			n += k;
+			lost += l;
+		}
 		fprintf(f, "snapshot_size=%llu\nsnapshots=%llu\nsnapshot_lost_bytes=%llu\n",
 			(unsigned long long)s->o.snapshot, (unsigned long long)n,
 			(unsigned long long)lost);
@@ -1706,8 +1713,9 @@ int main(int argc, char **argv)
 	synth_cpus_stats(&s->cpus, &gs);
 	write_info(s, &sc, &gs);
 	jitconv_free(s->jc);
+	for (int c = 0; c < s->cpus.n; c++)
+		snapring_free(s->cpus.c[c].snap);
 	synth_cpus_free(&s->cpus);
-	snapring_free(s->snap);
 	cs_close(&s->cs);
 	fprintf(stderr, "ptsynth: %llu instructions, %llu trace bytes, %zu files "
 		"archived -> %s\n", (unsigned long long)s->ninsns,

@@ -335,6 +335,8 @@ static int new_merged_ipt(const struct ptd_open_opts *o, struct input *in,
 	free(stops);
 	if (rc)
 		util_errf(err, errlen, "out of memory");
+	else    /* a clock fallback while decoding: a session warning */
+		queuemerge_set_warn(*out, in->sink.warn, in->sink.ctx);
 	return rc;
 }
 

@@ -21,6 +21,10 @@ struct backend_stats {
 	 * found in the cache, runs replayed from the run memo (for
 	 * benchmarks and debugging) */
 	uint64_t blocks_built, block_hits, memo_hits;
+	/* a merged timeline's queues keyed by the decoder's own times once
+	 * perf's timing could not be followed (queuemerge.h), and the
+	 * events handed out so */
+	uint64_t clock_fallback_queues, clock_fallback_events;
 };
 
 /* ptd_block.ctx of a block of one instruction event (see next_blocks) */

@@ -2,6 +2,7 @@
 #include "perfclock.h"
 #include "sideband.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,6 +29,8 @@ struct perfclock {
 	size_t npieces;
 	struct cur at;
 	int failed, started;
+	const char *why;               /* why the clock parted, or NULL */
+	uint64_t why_at;               /* the trace byte where it did */
 	uint64_t first;                /* the time of the first PSB+ */
 	int first_ok;
 	/* the recording's parameters, as perf derives them */
@@ -60,6 +63,25 @@ struct perfclock {
 	const struct sideband *sb;
 	int32_t cpu;
 };
+
+/* The queue's trace byte at cu. */
+static uint64_t byte_at(const struct perfclock *c, struct cur cu)
+{
+	if (cu.pi >= c->npieces)
+		return c->npieces ? c->pieces[c->npieces - 1].offset +
+				    c->pieces[c->npieces - 1].size : 0;
+	return c->pieces[cu.pi].offset + cu.po;
+}
+
+/* Notes the first reason the packets cannot be followed (at, c->at's
+ * byte before the packet read). */
+static void note_why(struct perfclock *c, const char *why, struct cur at)
+{
+	if (!c->why) {
+		c->why = why;
+		c->why_at = byte_at(c, at);
+	}
+}
 
 /* An IP packet's address, from the last one and its compression. */
 static uint64_t ip_of(uint64_t last, const struct pkt *k)
@@ -439,10 +461,17 @@ static void state(struct perfclock *c)
 static enum pk step(struct perfclock *c)
 {
 	struct pkt k;
+	struct cur at;
 	int n;
 
 	do {
+		at = c->at;
 		n = next_pkt(c, &c->at, &k, 0);
+		if (n < 0)
+			note_why(c, "a packet the clock does not follow", at);
+		else if (!n && at.pi < c->npieces)
+			note_why(c, "a packet cut off, or the next AUXTRACE buffer "
+				 "does not continue this one", at);
 		if (n <= 0)
 			return n ? PK_OTHER : PK_NONE;
 	} while (k.type == PK_PAD);
@@ -557,19 +586,82 @@ static int fetch(struct perfclock *c)
 	}
 }
 
+/* perf's decoder starts at the queue's first PSB (bytes before it, a
+ * snapshot's start inside a packet, are skipped, as the decoders skip
+ * them): moves there.  Returns 0, or -1 when the trace holds no PSB. */
+static int to_first_psb(struct perfclock *c)
+{
+	static const uint8_t psb[16] = {
+		0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+		0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+	};
+	uint8_t b[16];
+
+	while (c->at.pi < c->npieces) {
+		if (peek(c, c->at, b, sizeof(b), 0) < sizeof(b)) {
+			if (c->at.pi + 1 >= c->npieces)
+				return -1;
+			c->at.pi++;     /* the next buffer, not continuing this */
+			c->at.po = 0;
+			continue;
+		}
+		if (!memcmp(b, psb, sizeof(b)))
+			return 0;
+		skip(c, &c->at, 1);
+	}
+	return -1;
+}
+
+/* perf's decoder walks to the first PSB through the packets before it,
+ * keeping their timing (a snapshot that begins after the PSB+ of its
+ * trace); where they do not parse from the first byte, it finds the PSB
+ * by its bytes.  Returns 0 at the PSB, or -1 when there is none. */
+static int walk_to_psb(struct perfclock *c)
+{
+	struct cur at;
+	enum pk k;
+
+	for (;;) {
+		at = c->at;
+		k = step(c);
+		if (k == PK_PSB) {
+			c->at = at;
+			c->last_type = PK_NONE;
+			break;
+		}
+		if (k == PK_NONE || k == PK_OTHER) {
+			/* no timing from there: perf syncs by the bytes */
+			memset((char *)c + offsetof(struct perfclock, timestamp), 0,
+			       offsetof(struct perfclock, params) -
+			       offsetof(struct perfclock, timestamp));
+			c->why = NULL;
+			c->why_at = 0;
+			c->at.pi = 0;
+			c->at.po = 0;
+			return to_first_psb(c);
+		}
+	}
+	c->tnt = 0;
+	c->pend = PK_NONE;
+	c->in_psb = 0;
+	return 0;
+}
+
 int perfclock_first(struct perfclock *c, uint64_t *t)
 {
 	if (!c->started) {
 		enum pk k;
 
 		c->started = 1;
-		if (step(c) != PK_PSB) {
+		if (walk_to_psb(c) || step(c) != PK_PSB) {
+			note_why(c, "the trace holds no PSB", c->at);
 			c->failed = 1;
 			return -1;
 		}
 		while ((k = step(c)) != PK_PSBEND) {
 			if (k == PK_NONE || k == PK_OTHER || k == PK_TNT ||
 			    k == PK_TIP || k == PK_PGE || k == PK_PGD) {
+				note_why(c, "the first PSB+ has no PSBEND", c->at);
 				c->failed = 1;
 				return -1;
 			}
@@ -698,6 +790,40 @@ static int need(struct perfclock *c)
 	return rc == STATE ? STATE : rc ? -1 : 0;
 }
 
+/* Whether the rest of the trace holds no packet that decides the flow,
+ * PSB+s aside (perf's states after the last event: the caller's
+ * ev->kind 0), so that what the decoder does after a gap event there
+ * cannot part from the packets. */
+static int no_flow_left(const struct perfclock *c)
+{
+	struct cur cu = c->at;
+	struct pkt k;
+	int in_psb = c->in_psb;
+
+	if (c->pend || c->psb_wait)
+		return 0;
+	for (;;) {
+		int n = next_pkt(c, &cu, &k, 0);
+
+		if (n < 0)
+			return 0;
+		if (!n)
+			return cu.pi >= c->npieces;
+		switch (k.type) {
+		case PK_TNT: case PK_TIP: case PK_PGE: case PK_PGD:
+			return 0;
+		case PK_FUP:            /* a PSB+'s FUP is the decoder's place */
+			if (!in_psb)
+				return 0;
+			break;
+		case PK_PSB: in_psb = 1; break;
+		case PK_PSBEND: in_psb = 0; break;
+		default:
+			break;
+		}
+	}
+}
+
 /* 0: ev is timed (c->sample); 1: also keyed by *key; STATE; -1. */
 static int on_event(struct perfclock *c, const struct ptd_event *ev,
 		    uint64_t *key)
@@ -709,8 +835,8 @@ static int on_event(struct perfclock *c, const struct ptd_event *ev,
 	    ev->kind != PTD_EV_TIME)
 		return -1;
 	switch (ev->kind) {
-	case 0:                 /* after the last event */
-		return fetch(c) == STATE ? STATE : -1;
+	case 0:                 /* after the last event: STATE, or 1 */
+		return fetch(c) == STATE ? STATE : 1;
 	case PTD_EV_INSN:
 		return on_insn(c, ev);
 	case PTD_EV_ENABLED:
@@ -750,6 +876,10 @@ static int on_event(struct perfclock *c, const struct ptd_event *ev,
 	case PTD_EV_PAGING: case PTD_EV_EXEC_MODE: case PTD_EV_SWITCH:
 	case PTD_EV_TIME:
 		return 0;
+	case PTD_EV_GAP:
+		/* the end of a queue cut by a snapshot gap (the flow went on
+		 * where no trace is): no packet left to part from */
+		return no_flow_left(c) ? 0 : -1;
 	default:
 		return -1;
 	}
@@ -766,7 +896,20 @@ int perfclock_time(struct perfclock *c, const struct ptd_event *ev,
 	if (c->failed)
 		return -1;
 	rc = on_event(c, ev, &at->key);
+	if (rc == 1 && !ev->kind) {
+		c->failed = 1;          /* no more states: not lost */
+		return 1;
+	}
 	if (rc < 0) {
+		int fresh = !c->why;
+
+		note_why(c, ev->kind == PTD_EV_ERROR ? "a decode error" :
+			 ev->kind == PTD_EV_OVERFLOW ? "an overflow" :
+			 ev->kind == PTD_EV_GAP ? "a gap in the trace" :
+			 "the packets do not match the decoded flow", c->at);
+		if (fresh && (ev->kind == PTD_EV_ERROR ||
+			      ev->kind == PTD_EV_OVERFLOW || ev->kind == PTD_EV_GAP))
+			c->why_at = ev->offset;   /* the decoder's place */
 		c->failed = 1;
 		return -1;
 	}
@@ -820,6 +963,14 @@ int perfclock_new(const struct intelpt_params *p, const struct intelpt_queue *q,
 	c->cpu = q->cpu;
 	*out = c;
 	return 0;
+}
+
+const char *perfclock_lost(const struct perfclock *c, uint64_t *byte,
+			   int32_t *cpu)
+{
+	*byte = c->why_at;
+	*cpu = c->cpu;
+	return c->why ? c->why : "";
 }
 
 uint64_t perfclock_ns(const struct perfclock *c, uint64_t tsc)

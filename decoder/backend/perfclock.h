@@ -61,10 +61,25 @@ struct perfclock_at {
 
 /* perf's time for ev, the queue's next event (or for a state before it;
  * ev->kind 0: the states after the last event).
- * Returns 0, or -1 once the packets and events have parted (then and from
- * then on: use ev->tsc). */
+ * Returns 0; 1 for ev->kind 0 when perf has no more states; or -1 once
+ * the packets and events have parted (then and from then on: use
+ * ev->tsc, the fallback).  Like perf's decoder the clock starts at the
+ * queue's first PSB.  It parts from the events when the trace holds no
+ * PSB or its first PSB+ no PSBEND, at a packet it does not follow (OVF,
+ * TraceStop, and those whose flow it does not model: PTWRITE, power
+ * events, block items, ...), where an AUXTRACE buffer does not
+ * continue the one before or ends inside a packet, at a decode error or
+ * overflow event, at a gap event with flow packets after it (not at a
+ * queue's end), and where the decoder's events need a packet the trace
+ * does not hold next (a decoder that resynchronized elsewhere than
+ * perf). */
 int perfclock_time(struct perfclock *c, const struct ptd_event *ev,
 		   struct perfclock_at *at);
+
+/* Why the clock parted from the events ("" if it did not): *byte the
+ * queue's trace byte where, *cpu the queue's CPU (-1 none). */
+const char *perfclock_lost(const struct perfclock *c, uint64_t *byte,
+			   int32_t *cpu);
 
 /* A TSC value in perf-clock nanoseconds. */
 uint64_t perfclock_ns(const struct perfclock *c, uint64_t tsc);

@@ -3,6 +3,8 @@
 #include "perfclock.h"
 #include "util.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,6 +48,11 @@ struct qmerge {
 	int blocks;             /* queuemerge_set_blocks: perf's cs_etm rule */
 	uint64_t *stops;        /* sideband records' TSCs, sorted */
 	size_t nstops, stop;    /* stop: the next record perf would handle */
+	/* the clock fallback: queues keyed by the decoder's times from some
+	 * event on, events handed out so; where it is reported */
+	uint64_t fallback_queues, fallback_events;
+	int (*warn)(void *ctx, const char *msg);
+	void *warn_ctx;
 };
 
 /* Puts (q, key) at hole pos and moves it up past larger parents. */
@@ -97,13 +104,38 @@ static void set_key(struct qm_queue *q, uint64_t key, int assign)
 		q->key = key;
 }
 
+/* q's clock parted from its events at ev, which is keyed by its own
+ * time, as are q's events from here on: counted and reported. */
+static void fallback(struct qmerge *m, struct qm_queue *q)
+{
+	char msg[512];
+	uint64_t byte;
+	int32_t cpu;
+	const char *why = perfclock_lost(q->clock, &byte, &cpu);
+
+	m->fallback_queues++;
+	if (!m->warn)
+		return;
+	snprintf(msg, sizeof(msg), "merged timeline: queue %zu (cpu %" PRId32
+		 "): perf's timing cannot be followed from trace byte %#" PRIx64
+		 " on (%s); its events from there are timed and ordered by the "
+		 "decoder's own timestamps, so their times and order across CPUs "
+		 "may differ from perf script's (--stats: clock fallback)",
+		 (size_t)(q - m->q), cpu, byte, why[0] ? why : "unknown");
+	m->warn(m->warn_ctx, msg);   /* out of memory: the count stays */
+}
+
 /* Keys q by perf's next state: one before ev (q->pre), or ev's own.
- * Returns -1 when the clock has lost track (use ev's time). */
-static int clock_step(struct qm_queue *q)
+ * Returns -1 when the clock has lost track (use ev's time) or, after
+ * the last event, has no more states. */
+static int clock_step(struct qmerge *m, struct qm_queue *q)
 {
 	struct perfclock_at at;
+	int rc = perfclock_time(q->clock, &q->ev, &at);
 
-	if (perfclock_time(q->clock, &q->ev, &at)) {
+	if (rc) {
+		if (rc < 0 && !q->clock_lost && q->ev.kind)
+			fallback(m, q);
 		q->clock_lost = 1;
 		return -1;
 	}
@@ -136,7 +168,7 @@ static int fill(struct qmerge *m, size_t i)
 		if (q->clock && !q->ended) {
 			q->ended = 1;
 			memset(&q->ev, 0, sizeof(q->ev));
-			if (!clock_step(q) && q->pre) {
+			if (!clock_step(m, q) && q->pre) {
 				q->have = 1;
 				return 0;
 			}
@@ -153,7 +185,7 @@ static int fill(struct qmerge *m, size_t i)
 	if (m->blocks && q->ev.tsc && q->ev.tsc != q->key) {
 		q->key = q->ev.tsc;   /* may go back */
 		q->newblock = 1;
-	} else if (!q->clock || clock_step(q)) {
+	} else if (!q->clock || clock_step(m, q)) {
 		set_key(q, q->ev.tsc, 0);
 	}
 	return 0;
@@ -263,7 +295,7 @@ static int is_turn(const struct qmerge *m, uint64_t key)
 
 /* Times ev past perf's states before it, keeping their keys to check
  * after ev.  0 or PTD_ERR_NOMEM. */
-static int defer_pre(struct qm_queue *q)
+static int defer_pre(struct qmerge *m, struct qm_queue *q)
 {
 	while (q->pre) {
 		if (q->ndefer + q->fdefer == q->cdefer) {
@@ -276,7 +308,7 @@ static int defer_pre(struct qm_queue *q)
 			q->cdefer = c;
 		}
 		q->defer[q->fdefer + q->ndefer++] = q->key;
-		if (clock_step(q))
+		if (clock_step(m, q))
 			q->pre = 0;
 	}
 	return 0;
@@ -328,7 +360,7 @@ static int qm_next(struct backend *b, struct ptd_event *ev)
 					/* the branch's state comes before
 					 * perf's states on the way to where
 					 * it went: those are checked after */
-					if ((rc = defer_pre(q)))
+					if ((rc = defer_pre(m, q)))
 						return rc;
 				}
 				go = 1;
@@ -343,7 +375,7 @@ static int qm_next(struct backend *b, struct ptd_event *ev)
 			}
 			if (q->pre && go) {
 				/* perf goes on past its state before ev */
-				if (clock_step(q)) {
+				if (clock_step(m, q)) {
 					q->pre = 0;
 					set_key(q, q->ev.tsc, 0);
 				}
@@ -355,6 +387,8 @@ static int qm_next(struct backend *b, struct ptd_event *ev)
 				*ev = q->ev;
 				q->have = 0;
 				m->last = m->run;
+				if (q->clock && q->clock_lost)
+					m->fallback_events++;
 				if (m->branch_order && clocked) {
 					note_branch(q, ev);
 				} else if (m->branch_order) {
@@ -420,6 +454,8 @@ static void qm_get_stats(const struct backend *b, struct backend_stats *st)
 		st->block_hits += s.block_hits;
 		st->memo_hits += s.memo_hits;
 	}
+	st->clock_fallback_queues = m->fallback_queues;
+	st->clock_fallback_events = m->fallback_events;
 }
 
 static const char *qm_errmsg(struct backend *b)
@@ -496,4 +532,13 @@ int queuemerge_new(struct backend **be, struct perfclock **clocks, size_t n,
 void queuemerge_set_blocks(struct backend *b)
 {
 	((struct qmerge *)b)->blocks = 1;
+}
+
+void queuemerge_set_warn(struct backend *b, int (*warn)(void *ctx, const char *msg),
+			 void *ctx)
+{
+	struct qmerge *m = (struct qmerge *)b;
+
+	m->warn = warn;
+	m->warn_ctx = ctx;
 }

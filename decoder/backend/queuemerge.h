@@ -54,4 +54,13 @@ int queuemerge_new(struct backend **be, struct perfclock **clocks, size_t n,
  * equal key goes first).  Call before the first event. */
 void queuemerge_set_blocks(struct backend *qm);
 
+/* Where a clock fallback is reported: warn(ctx, text) once per queue
+ * whose perf clock (clocks above) parts from its events before its last
+ * event; from there that queue's events are keyed by their own tsc
+ * (the decoder's times), which may order them otherwise than perf.  The
+ * backend's stats count those queues and events either way
+ * (clock_fallback_queues, clock_fallback_events). */
+void queuemerge_set_warn(struct backend *qm, int (*warn)(void *ctx, const char *msg),
+			 void *ctx);
+
 #endif

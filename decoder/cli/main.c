@@ -18,6 +18,17 @@
 #include <string.h>
 #include <unistd.h>
 
+/* The session's warnings printed so far. */
+static size_t warned;
+
+/* Prints the session's warnings not yet printed, unless -q. */
+static void print_warnings(const struct cli_opts *o, struct ptd_session *s)
+{
+	for (; warned < ptd_warning_count(s); warned++)
+		if (!o->quiet)
+			fprintf(stderr, "ptdecode: warning: %s\n", ptd_warning(s, warned));
+}
+
 /* Opens the input; warnings go to standard error unless -q. */
 static struct ptd_session *open_session(const struct cli_opts *o)
 {
@@ -25,9 +36,7 @@ static struct ptd_session *open_session(const struct cli_opts *o)
 	int rc = o->pt ? ptd_open_kind(&s, o->input, PTD_INPUT_RAW_PT, &o->open)
 		       : ptd_open(&s, o->input, &o->open);
 
-	if (!o->quiet)
-		for (size_t i = 0; i < ptd_warning_count(s); i++)
-			fprintf(stderr, "ptdecode: warning: %s\n", ptd_warning(s, i));
+	print_warnings(o, s);
 	if (rc < 0) {
 		fprintf(stderr, "ptdecode: %s\n", s ? ptd_errmsg(s) : ptd_strerror(rc));
 		ptd_close(s);
@@ -145,6 +154,7 @@ static int report(struct ptd_session *s, const struct cli_opts *o, int rc,
 			ptd_errmsg(s)[0] ? ptd_errmsg(s) : ptd_strerror(rc));
 		status = 1;
 	}
+	print_warnings(o, s);   /* those of the decode */
 	ptd_get_stats(s, &st);
 	if (o->stats)  /* not into a binary trace */
 		view_print_stats(o->view.kind == VIEW_PERFETTO ? stderr : o->view.out,

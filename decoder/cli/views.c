@@ -790,6 +790,10 @@ void view_print_stats(FILE *out, int json, const struct ptd_stats *st,
 			fprintf(out, ",\"snapshots\":%" PRIu64 ",\"snapshot_overlap_bytes\":%"
 				PRIu64 ",\"snapshot_gaps\":%" PRIu64, st->snapshots,
 				st->snapshot_overlap_bytes, st->snapshot_gaps);
+		if (st->merged_queues || st->clock_fallback_queues)
+			fprintf(out, ",\"clock_fallback_queues\":%" PRIu64
+				",\"clock_fallback_events\":%" PRIu64,
+				st->clock_fallback_queues, st->clock_fallback_events);
 		fputs(",\"address_filters\":[", out);
 		for (int n = 0, first = 1; n < 4; n++) {
 			if (!st->addr_cfg[n])
@@ -827,6 +831,10 @@ void view_print_stats(FILE *out, int json, const struct ptd_stats *st,
 		fprintf(out, "snapshots: %" PRIu64 "\nsnapshot overlap bytes: %" PRIu64
 			"\nsnapshot gaps: %" PRIu64 "\n", st->snapshots,
 			st->snapshot_overlap_bytes, st->snapshot_gaps);
+	if (st->merged_queues || st->clock_fallback_queues)
+		fprintf(out, "clock fallback queues: %" PRIu64
+			"\nclock fallback events: %" PRIu64 "\n",
+			st->clock_fallback_queues, st->clock_fallback_events);
 	for (int n = 0; n < 4; n++)
 		if (st->addr_cfg[n])
 			fprintf(out, "address filter %d: %s [%#" PRIx64 ", %#" PRIx64 "]\n",

@@ -16,6 +16,13 @@ them) and checks ptdecode against two oracles:
   overlap bytes --stats reports are the bytes each snapshot shares with
   the one before it, summed, and every snapshot that starts past the end
   of the one before is a reported gap (a warning line and snapshot gaps).
+With --cpus N in OPTS (a snapshot ring per simulated CPU, one AUX queue
+each): overlaps and gaps are per CPU (the AUX records' CPUs), each gap is
+a gap event of its CPU's queue (JSON "cpu"), ptdecode's merged timeline
+lists perf script's lines (address, CPU, thread, time) in its order with
+both decoders at -j1 and -j2, needing no clock fallback (--stats), and
+each thread's instructions are a subsequence of its ground truth
+(expected.insn split by expected.threads).
 Exit 0 = pass, 1 = fail, 77 = skip."""
 import os
 import re
@@ -40,8 +47,29 @@ def run(cmd, **kw):
                           universal_newlines=True, errors="replace", **kw)
 
 
-def insns(text):
-    return [ln.split()[0] for ln in text.splitlines() if ln.startswith("0x")]
+def insns(text, multi=False):
+    """Addresses, or with multi (-t) (address, CPU, TID, time)."""
+    if not multi:
+        return [ln.split()[0] for ln in text.splitlines() if ln.startswith("0x")]
+    return [(int(p[0], 16), int(p[1].strip("[]")), int(p[2].split("/")[1]), p[3])
+            for p in (ln.split() for ln in text.splitlines() if ln.startswith("0x"))]
+
+
+def perf_lines(pd):
+    """perf script's (address, CPU, TID, time) lines."""
+    p = run(["perf", "script", "-i", pd, "--itrace=i0ns", "-F", "cpu,tid,time,ip", "--ns"])
+    return [(int(q[3], 16), int(q[1].strip("[]")), int(q[0]), q[2].rstrip(":"))
+            for q in (ln.split() for ln in p.stdout.splitlines()) if len(q) == 4]
+
+
+def per_thread_truth(out):
+    """expected.insn split by expected.threads ("CPU TID" per line)."""
+    per = {}
+    with open(os.path.join(out, "expected.insn")) as f, \
+            open(os.path.join(out, "expected.threads")) as g:
+        for ip, where in zip(f, g):
+            per.setdefault(int(where.split()[1]), []).append(int(ip, 16))
+    return per
 
 
 def is_subsequence(got, truth):
@@ -59,6 +87,7 @@ def main():
     if "--" not in rest:
         sys.exit(__doc__)
     opts, cmd = rest[:rest.index("--")], rest[rest.index("--") + 1:]
+    multi = "--cpus" in opts
     if not shutil.which("perf"):
         print("SKIP: perf not installed")
         return 77
@@ -86,22 +115,56 @@ def main():
         fail("perf script decodes nothing: %s" % p.stderr[-300:])
     # the snapshots: AUX records (offset, size) in the order written
     p = run(["perf", "script", "-D", "-i", pd])
-    snaps = [(int(o, 16), int(s, 16)) for o, s, f in re.findall(
-        r"PERF_RECORD_AUX offset: (0x[0-9a-f]+|0) size: (0x[0-9a-f]+|0) flags: (0x[0-9a-f]+)", p.stdout)
+    # (CPU, offset, size); each CPU's snapshots follow each other
+    allsnaps = [(int(c), int(o, 16), int(s, 16)) for c, o, s, f in re.findall(
+        r"^\s*(-?\d+) \d+ 0x[0-9a-f]+ \[0x[0-9a-f]+\]: PERF_RECORD_AUX offset: "
+        r"(0x[0-9a-f]+|0) size: (0x[0-9a-f]+|0) flags: (0x[0-9a-f]+)", p.stdout, re.M)
         if int(f, 16) & 2]
-    overlap = sum(max(0, min(ao + asz, bo + bsz) - bo)
-                  for (ao, asz), (bo, bsz) in zip(snaps, snaps[1:]))
-    gaps = sum(1 for (ao, asz), (bo, _) in zip(snaps, snaps[1:]) if bo > ao + asz)
+    snaps, overlap, gaps, cpugaps = [], 0, 0, {}
+    for cpu in sorted(set(c for c, _, _ in allsnaps)):
+        mine = [(o, sz) for c, o, sz in allsnaps if c == cpu]
+        snaps += mine
+        overlap += sum(max(0, min(ao + asz, bo + bsz) - bo)
+                       for (ao, asz), (bo, bsz) in zip(mine, mine[1:]))
+        cpugaps[cpu] = sum(1 for (ao, asz), (bo, _) in zip(mine, mine[1:]) if bo > ao + asz)
+        gaps += cpugaps[cpu]
+    if multi and len(cpugaps) < 2:
+        fail("snapshots of CPUs %s only" % sorted(cpugaps))
     if len(snaps) < 3 or not overlap or not gaps:
         fail("the recording has %d snapshots, %d overlap bytes, %d gaps: "
              "the test needs all three" % (len(snaps), overlap, gaps))
 
+    if multi:
+        perf = perf_lines(pd)
+        truth = per_thread_truth(out)
     for dec in ("fast", "libipt"):
         for j in ("1", "2"):
             ctx = "ptdecode --decoder=%s -j%s" % (dec, j)
             p = run([ptdecode, "-q", "-j" + j, "--decoder=" + dec, "--insn",
-                     "--no-sym", "--no-disasm", out])
-            got = insns(p.stdout)
+                     "--no-sym", "--no-disasm"] + (["-t", "--stats"] if multi else [])
+                    + [out])
+            got = insns(p.stdout, multi)
+            if multi:
+                st = dict(re.findall(r"^([a-z ]+): (\d+)$", p.stdout, re.M))
+                k = next((i for i, (x, y) in enumerate(zip(got, perf)) if x != y),
+                         min(len(got), len(perf)))
+                bad = [t for t in truth if not is_subsequence(
+                    [e[0] for e in got if e[2] == t], truth[t])]
+                if got != perf:
+                    fail("%s: %d lines, perf script %d; first difference at %d: %s vs %s"
+                         % (ctx, len(got), len(perf), k, got[k:k + 2], perf[k:k + 2]))
+                elif bad or sum(len(v) for v in truth.values()) <= len(got):
+                    fail("%s: threads %s not a subsequence of their ground truth, or "
+                         "nothing lost" % (ctx, bad))
+                elif st.get("clock fallback queues") != "0":
+                    fail("%s: clock fallback queues %s" % (ctx, st.get("clock fallback queues")))
+                else:
+                    print("OK: %s: %d lines = perf script's merged timeline (address, "
+                          "CPU, thread, time) on CPUs %s; per thread a subsequence of the "
+                          "ground truth (%d); no clock fallback" % (
+                              ctx, len(got), sorted(set(e[1] for e in got)),
+                              sum(len(v) for v in truth.values())))
+                continue
             if got != perf:
                 fail("%s: %d instructions, perf script %d" % (ctx, len(got), len(perf)))
             elif not is_subsequence(got, truth) or len(got) >= len(truth):
@@ -129,6 +192,14 @@ def main():
         p = run([ptdecode, "-q", "--decoder=" + dec, "--insn", "--format=json",
                  out])
         nj = len(re.findall(r'^\{"type":"gap".*"msg":"snapshot gap: ', p.stdout, re.M))
+        if multi:   # each gap in its CPU's queue
+            jc = {}
+            for c in re.findall(r'^\{"type":"gap".*"msg":"snapshot gap: .*"cpu":(-?\d+)',
+                                p.stdout, re.M):
+                jc[int(c)] = jc.get(int(c), 0) + 1
+            if any(jc.get(c, 0) != n for c, n in cpugaps.items()):
+                fail("--decoder=%s: JSON gap lines per CPU %s, snapshot gaps per CPU %s"
+                     % (dec, jc, cpugaps))
         if n != gaps or nj != gaps or int(st.get("gaps", -1)) != gaps:
             fail("--decoder=%s: %d gap lines, %d JSON gap lines, --stats gaps %s; "
                  "%d snapshot gaps" % (dec, n, nj, st.get("gaps"), gaps))
@@ -136,14 +207,15 @@ def main():
     cb = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli",
                       "check_branches.py")
     # (perf 6.1 reads no AUX data out of a directory's data.N files)
-    for opt in ([], ["--decoder=libipt"]) if pd == os.path.join(out, "perf.data") else []:
+    for opt in ([], ["--decoder=libipt"]) if pd == os.path.join(out, "perf.data") \
+            and not multi else []:
         p = run([sys.executable, cb, ptdecode, out] + opt)
         print(p.stdout.strip())
         if p.returncode:
             fail("--branches %s differ from perf script's" % " ".join(opt))
     if not FAILS:
-        print("OK: %d snapshots, %d bytes of overlap skipped, %d gaps reported"
-              % (len(snaps), overlap, gaps))
+        print("OK: %d snapshots, %d bytes of overlap skipped, %d gaps reported "
+              "(per CPU: %s)" % (len(snaps), overlap, gaps, cpugaps))
     return 1 if FAILS else 0
 
 

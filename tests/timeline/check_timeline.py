@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""check_timeline.py PTSYNTH PTDECODE OUTDIR NCPUS [ptsynth options] -- CMD [ARGS]
+"""check_timeline.py PTSYNTH PTDECODE OUTDIR NCPUS [--insn-only] [ptsynth options] -- CMD [ARGS]
 
 One timeline across CPUs (ptdecode's default for several per-CPU queues)
 against two oracles, on a `ptsynth record --cpus NCPUS` recording of CMD
@@ -26,6 +26,9 @@ never go back; --per-queue gives each queue whole, one after another
 so the thread at a switch, are perf's in the timeline, the decoder's own
 per queue); JSON lines carry
 cpu, pid, tid and time and list the same instructions.
+With ptsynth's --guest-code (guest code, no guest sideband: each thread
+a vcpu thread) perf script and ptdecode run with --guest-code.
+--insn-only: only --insn against perf script and the ground truth.
 Exit 0 = pass, 1 = fail, 77 = skipped (reason printed).
 """
 import os
@@ -61,9 +64,12 @@ def first_diff(a, b, what):
          % (what, n, len(a), len(b), a[n:n + 3], b[n:n + 3]))
 
 
+GUEST_CODE = []   # ['--guest-code'] for both tools with ptsynth --guest-code
+
+
 def perf_script(cap, itrace, fields):
     """perf script's lines, split into fields."""
-    out = run(['perf', 'script', '-i', os.path.join(cap, 'perf.data'),
+    out = run(['perf', 'script'] + GUEST_CODE + ['-i', os.path.join(cap, 'perf.data'),
                '--itrace=' + itrace, '-F', fields, '--ns'])
     return [line.split() for line in out.splitlines()]
 
@@ -208,6 +214,11 @@ def main():
         sys.exit(2)
     ptsynth, ptdecode, cap, ncpus = sys.argv[1:5]
     rest = sys.argv[5:]
+    insn_only = rest[0] == '--insn-only'
+    if insn_only:
+        rest = rest[1:]
+    if '--guest-code' in rest[:rest.index('--')]:
+        GUEST_CODE.append('--guest-code')
     if not shutil.which('perf'):
         print('SKIP: perf is not installed (linux-perf)')
         sys.exit(77)
@@ -230,8 +241,8 @@ def main():
         fail('only %d CPU changes in perf\'s timeline: not interleaved' % changes)
     if any(b[3] < a[3] for a, b in zip(theirs, theirs[1:])):
         fail('perf\'s times go back')
-    pbr = perf_branches(cap)
-    pcalls = perf_calls(cap)
+    pbr = [] if insn_only else perf_branches(cap)
+    pcalls = [] if insn_only else perf_calls(cap)
     # the oracles agree with each other first
     for tid, seq in truth.items():
         got = [(ip, cpu) for ip, cpu, t, _ in theirs if t == tid]
@@ -241,14 +252,18 @@ def main():
     for dec in ('fast', 'libipt'):
         for j in ('1', '2'):
             what = '--decoder=%s -j%s' % (dec, j)
-            base = [ptdecode, '-q', '--decoder=' + dec, '-j', j, '-t', '--no-sym']
+            base = [ptdecode, '-q', '--decoder=' + dec, '-j', j, '-t', '--no-sym'] + GUEST_CODE
             ours = ours_insns(run(base + ['--insn', '--no-disasm', cap]))
             if ours != theirs:
                 first_diff(ours, theirs, what + ' --insn vs perf script')
             timeline = ours
+            if insn_only:
+                continue
             nbr, nparked, late = compare_branches(
                 ours_branches(run(base + ['--branches', cap])), pbr, what)
             compare_calls(ours_calls(run(base + ['--calls', cap])), pcalls, late, what)
+        if insn_only:
+            continue
         # -j2 decodes the queues ahead on threads of their own: the same
         # bytes as -j1, disassembly (the decoder's text) included
         # (its instruction lines: with CYC and no MTC the fast decoder's own
@@ -283,6 +298,11 @@ def main():
                 jseq.append((int(o['ip'], 16), o['cpu'], o['tid'], o['time']))
         if jseq != theirs:
             first_diff(jseq, theirs, '--decoder=%s JSON vs perf script' % dec)
+    if insn_only:
+        print('OK: %d instructions on %s CPUs (%d CPU changes) equal perf script%s\'s '
+              'timeline with both decoders at -j1 and -j2; %d threads equal expected.insn'
+              % (len(theirs), ncpus, changes, ' --guest-code' * bool(GUEST_CODE), len(truth)))
+        return
     print('OK: %d instructions, %d branches (%d listed late, after a trace '
           'stop) and %d calls on %s CPUs (%d CPU changes) equal perf script\'s timeline with '
           'both decoders at -j1 and -j2; %d threads equal expected.insn; '

@@ -1,0 +1,179 @@
+#!/usr/bin/env python3
+"""check_clock_fallback.py PTSYNTH PTDECODE OUT NCPUS [ptsynth options] -- CMD
+
+The merged timeline's clock fallback (backend/perfclock.h): a queue whose
+packets perf's timing rules cannot be followed is timed and ordered by
+the decoder's own timestamps from there.  On a `ptsynth record --cpus
+NCPUS` recording of CMD:
+
+ 1. as recorded: ptdecode --stats counts no fallback (clock fallback
+    queues: 0, events: 0) and warns of none;
+ 2. a TIP with reserved IP compression in CPU 1's trace right after a
+    PSB+ in its middle (clock_mutate.py badpkt: a decode error there, in
+    perf too), with both decoders at -j1 and -j2: --stats counts the
+    error and exactly one fallback queue, with at least as many fallback
+    events as ptdecode lists instructions on CPU 1 after its first error
+    line; one warning names CPU 1; CPU 0's instructions (address, thread,
+    time) are perf script's.  perf and the decoders recover from the
+    error differently (perf decodes on past the bad packet), so CPU 1's
+    instructions and the order across CPUs cannot be perf's: the lines
+    that differ are counted and printed, and the warning and the error
+    line report them;
+ 3. no fallback where perf's decoder has none: CPU 1's first PSB padded
+    out (clock_mutate.py nopsb: its queue begins with a PSB+'s body
+    without the PSB; perf walks to the next PSB through those packets,
+    keeping their timing, and so does the clock): both decoders at -j1
+    list every line (address, CPU, thread, time) as perf script does,
+    with no clock fallback.
+Exit 0 = pass, 1 = fail, 77 = skipped (reason printed).
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+sys.dont_write_bytecode = True
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(here, '..'))
+from perf_home import perf_home  # noqa: E402
+
+FAILS = []
+
+
+def fail(msg):
+    FAILS.append(msg)
+    print('FAIL: ' + msg)
+
+
+def run(cmd):
+    r = subprocess.run(cmd, capture_output=True, text=True, errors='replace')
+    if r.returncode or 'Sanitizer' in r.stderr or 'runtime error:' in r.stderr:
+        fail('%s exited %d: %s' % (' '.join(cmd), r.returncode, r.stderr[-2000:]))
+    return r
+
+
+def ns(text):
+    s, f = text.rstrip(':').split('.')
+    return int(s) * 1000000000 + int(f)
+
+
+def perf_insns(cap):
+    out = run(['perf', 'script', '-i', os.path.join(cap, 'perf.data'),
+               '--itrace=i0ns', '-F', 'cpu,tid,time,ip', '--ns']).stdout
+    # TID [CPU] TIME: IP
+    return [(int(p[3], 16), int(p[1].strip('[]')), int(p[0]), ns(p[2]))
+            for p in (l.split() for l in out.splitlines()) if len(p) == 4]
+
+
+def ours(ptdecode, cap, dec, j):
+    r = run([ptdecode, '--decoder=' + dec, '-j', j, '--stats', '-t', '--no-sym',
+             '--insn', '--no-disasm', cap])
+    seq, err = [], None
+    for line in r.stdout.splitlines():
+        p = line.split()   # IP [CPU] PID/TID TIME
+        if line.startswith('0x') and len(p) >= 4:
+            seq.append((int(p[0], 16), int(p[1].strip('[]')),
+                        int(p[2].split('/')[1]), ns(p[3])))
+        elif line.startswith('[error ') and err is None:
+            err = len(seq)
+    st = dict(re.findall(r'^([a-z ]+): (\d+)$', r.stdout, re.M))
+    warns = [l for l in r.stderr.splitlines() if 'merged timeline:' in l]
+    return seq, st, warns, err
+
+
+def mutated(cap, mode):
+    """A copy of the capture, CPU 1's trace damaged by clock_mutate.py."""
+    out = cap + '.' + mode
+    shutil.rmtree(out, ignore_errors=True)
+    shutil.copytree(cap, out, symlinks=True)
+    m = run([sys.executable, os.path.join(here, 'clock_mutate.py'),
+             os.path.join(cap, 'perf.data'), os.path.join(out, 'perf.data'), mode, '1'])
+    print(m.stdout.strip())
+    return out
+
+
+def main():
+    if len(sys.argv) < 7 or '--' not in sys.argv:
+        sys.exit(__doc__)
+    ptsynth, ptdecode, cap, ncpus = sys.argv[1:5]
+    rest = sys.argv[5:]
+    if not shutil.which('perf'):
+        print('SKIP: perf is not installed (linux-perf)')
+        return 77
+    shutil.rmtree(cap, ignore_errors=True)
+    r = subprocess.run([ptsynth, 'record', '-o', cap, '--cpus', ncpus] + rest,
+                       capture_output=True, text=True)
+    if r.returncode:
+        if 'single-step trap' in r.stderr:
+            print('SKIP: ' + r.stderr.strip())
+            return 77
+        fail('ptsynth exited %d: %s' % (r.returncode, r.stderr))
+        return 1
+    perf_home(cap + '.home', cap)
+
+    # 1. as recorded: nothing to fall back from
+    _, st, warns, _ = ours(ptdecode, cap, 'fast', '1')
+    if st.get('clock fallback queues') != '0' or st.get('clock fallback events') != '0' \
+            or warns:
+        fail('as recorded: clock fallback queues %s, events %s, warnings %s'
+             % (st.get('clock fallback queues'), st.get('clock fallback events'), warns))
+
+    # 2. a decode error in CPU 1's trace
+    bad = mutated(cap, 'badpkt')
+    theirs = perf_insns(bad)
+    cpu1 = sum(1 for e in theirs if e[1] == 1)
+    cpus = sorted(set(e[1] for e in theirs))
+    if not cpu1 or len(cpus) < 2:
+        fail('perf script lists %d instructions on CPU 1, CPUs %s' % (cpu1, cpus))
+        return 1
+    for dec in ('fast', 'libipt'):
+        for j in ('1', '2'):
+            what = '--decoder=%s -j%s' % (dec, j)
+            seq, st, warns, err = ours(ptdecode, bad, dec, j)
+            q = int(st.get('clock fallback queues', -1))
+            n = int(st.get('clock fallback events', -1))
+            after = sum(1 for e in seq[err or 0:] if e[1] == 1)
+            if err is None or q != 1 or n < after:
+                fail('%s: error line %s, clock fallback queues %d, events %d; want 1 '
+                     'queue and at least the %d instructions on CPU 1 after the error'
+                     % (what, err, q, n, after))
+            if len(warns) != 1 or '(cpu 1)' not in warns[0] or int(st.get('errors', 0)) < 1:
+                fail('%s: want one warning naming cpu 1 and an error: %s, errors %s'
+                     % (what, warns, st.get('errors')))
+            a = [e for e in seq if e[1] == 0]
+            b = [e for e in theirs if e[1] == 0]
+            if a != b:
+                k = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y),
+                         min(len(a), len(b)))
+                fail('%s: CPU 0: %d instructions, perf %d; first difference at %d'
+                     % (what, len(a), len(b), k))
+            a = [e[:3:2] for e in seq if e[1] == 1]
+            b = [e[:3:2] for e in theirs if e[1] == 1]
+            same1 = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y),
+                         min(len(a), len(b)))
+            diff = sum(1 for x, y in zip(seq, theirs) if x != y) + abs(len(seq) - len(theirs))
+            print('%s %s: %d instructions (perf %d); CPU 0 = perf script; CPU 1: %d '
+                  '(perf %d), the first %d equal; clock fallback: %d queue, %d events; '
+                  'merged lines differing from perf script\'s: %d (reported)'
+                  % ('FAIL' if FAILS else 'OK', what, len(seq), len(theirs), len(a),
+                     len(b), same1, q, n, diff))
+    # 3. a queue that begins without its PSB
+    nopsb = mutated(cap, 'nopsb')
+    theirs = perf_insns(nopsb)
+    for dec in ('fast', 'libipt'):
+        seq, st, warns, _ = ours(ptdecode, nopsb, dec, '1')
+        k = next((i for i, (x, y) in enumerate(zip(seq, theirs)) if x != y),
+                 min(len(seq), len(theirs)))
+        if seq != theirs or st.get('clock fallback queues') != '0' or warns:
+            fail('--decoder=%s, CPU 1 without its first PSB: %d lines, perf script %d, '
+                 'first difference at %d; clock fallback queues %s, warnings %s'
+                 % (dec, len(seq), len(theirs), k, st.get('clock fallback queues'), warns))
+        else:
+            print('OK --decoder=%s, CPU 1 without its first PSB: %d lines = perf '
+                  'script\'s, no clock fallback' % (dec, len(seq)))
+    return 1 if FAILS else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
