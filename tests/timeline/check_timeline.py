@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
 """check_timeline.py PTSYNTH PTDECODE OUTDIR NCPUS [ptsynth options] -- CMD [ARGS]
 
+PTSYNTH copy:DIR checks a recording kept before (DIR, copied to OUTDIR;
+the ground truth where it has one) instead of making one.
+
 One timeline across CPUs (ptdecode's default for several per-CPU queues)
 against two oracles, on a `ptsynth record --cpus NCPUS` recording of CMD
 (its threads run on NCPUS simulated CPUs at the same time, one AUX queue
@@ -41,6 +44,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 
 sys.dont_write_bytecode = True   # no __pycache__ in the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
@@ -72,6 +76,15 @@ def fail(msg):
     if dest:
         print('recording kept in %s (perf needs HOME=%s.home)' % (dest, CAP))
     sys.exit(1)
+
+
+T0 = time.monotonic()
+
+
+def step(what):
+    """Where the check is, and since when: a check stopped by the test's
+    timeout (a busy machine) shows how far it came."""
+    print('[%6.1f s] %s' % (time.monotonic() - T0, what), flush=True)
 
 
 def run(cmd):
@@ -279,7 +292,34 @@ def perf_modes(cap):
     return modes
 
 
+def build_id_cache(cap, home):
+    """The program's ELF file in perf's build-id cache under home, from
+    the recording's .build-id copy: perf finds it there when the path the
+    recording names is gone (a recording made elsewhere)."""
+    top = os.path.join(cap, '.build-id')
+    if not os.path.isdir(top):
+        return
+    paths = dict(l.split(None, 1) for l in
+                 run(['perf', 'buildid-list', '-i', os.path.join(cap, 'perf.data')]).splitlines()
+                 if len(l.split(None, 1)) == 2)
+    for d in os.listdir(top):
+        for rest in os.listdir(os.path.join(top, d)):
+            bid = d + rest
+            path = paths.get(bid, '').strip()
+            if not path.startswith('/'):
+                continue
+            dst = os.path.join(home, '.debug', path.lstrip('/'), bid)
+            os.makedirs(dst, exist_ok=True)
+            shutil.copyfile(os.path.join(top, d, rest), os.path.join(dst, 'elf'))
+            link = os.path.join(home, '.debug', '.build-id', d)
+            os.makedirs(link, exist_ok=True)
+            os.symlink(os.path.relpath(dst, link), os.path.join(link, rest))
+
+
 def ground_truth(cap):
+    """Per thread, the ground truth's (ip, cpu) list; None without it."""
+    if not os.path.exists(os.path.join(cap, 'expected.insn')):
+        return None
     with open(os.path.join(cap, 'expected.insn')) as f:
         ips = [int(l, 16) for l in f]
     with open(os.path.join(cap, 'expected.threads')) as f:
@@ -303,20 +343,28 @@ def main():
         print('SKIP: perf is not installed (linux-perf)')
         sys.exit(77)
     shutil.rmtree(cap, ignore_errors=True)
-    r = subprocess.run([ptsynth, 'record', '-o', cap, '--cpus', ncpus] + rest,
-                       capture_output=True, text=True)
-    if r.returncode:
-        if 'single-step trap' in r.stderr:
-            print('SKIP: ' + r.stderr.strip())
-            sys.exit(77)
-        fail('ptsynth exited %d: %s' % (r.returncode, r.stderr))
+    if ptsynth.startswith('copy:'):
+        # a recording kept from an earlier run (no ground truth with it)
+        shutil.copytree(ptsynth[5:], cap)
+    else:
+        step('recording with ptsynth')
+        r = subprocess.run([ptsynth, 'record', '-o', cap, '--cpus', ncpus] + rest,
+                           capture_output=True, text=True)
+        if r.returncode:
+            if 'single-step trap' in r.stderr:
+                print('SKIP: ' + r.stderr.strip())
+                sys.exit(77)
+            fail('ptsynth exited %d: %s' % (r.returncode, r.stderr))
     CAP = cap
-    perf_home(cap + '.home', cap)
+    home = perf_home(cap + '.home', cap)
+    build_id_cache(cap, home)
     truth = ground_truth(cap)
+    step('perf script')
     theirs = perf_insns(cap)
     cpus = set(c for _, c, _, _ in theirs)
-    if len(cpus) != min(int(ncpus), len(truth)):   # a CPU per thread at most
-        fail('perf saw CPUs %s of %s for %d threads' % (sorted(cpus), ncpus, len(truth)))
+    nthreads = len(truth) if truth else len(set(t for _, _, t, _ in theirs))
+    if len(cpus) != min(int(ncpus), nthreads):   # a CPU per thread at most
+        fail('perf saw CPUs %s of %s for %d threads' % (sorted(cpus), ncpus, nthreads))
     changes = sum(1 for a, b in zip(theirs, theirs[1:]) if a[1] != b[1])
     if changes < 2 * int(ncpus):
         fail('only %d CPU changes in perf\'s timeline: not interleaved' % changes)
@@ -325,7 +373,7 @@ def main():
     pbr = perf_branches(cap)
     pcalls = perf_calls(cap)
     # the oracles agree with each other first
-    for tid, seq in truth.items():
+    for tid, seq in (truth or {}).items():
         got = [(ip, cpu) for ip, cpu, t, _ in theirs if t == tid]
         if got != seq:
             first_diff(got, seq, 'perf vs ground truth, thread %d' % tid,
@@ -336,6 +384,7 @@ def main():
     events, jevents = {}, {}
     timeline = None
     for dec in ('fast', 'libipt'):
+        step('ptdecode --decoder=' + dec)
         full = []
         for j in ('1', '2'):
             what = '--decoder=%s -j%s' % (dec, j)
@@ -404,6 +453,7 @@ def main():
                 if a != pmodes.get(c, []):
                     first_diff(a, pmodes.get(c, []), what + ': exec-mode events of CPU %d '
                                'vs the MODE.Exec packets of perf script -D' % c)
+    step('event lines')
     # the event lines (exec-mode, enabled, disabled, switch, ...): the
     # same with both decoders at -j1 and -j2, in each order
     for ev, kind in ((events, '--insn'), (jevents, 'JSON')):
@@ -418,8 +468,9 @@ def main():
           '--per-queue and JSON checked; %d exec-mode events (of %d event lines) equal '
           'perf script -D\'s MODE.Exec packets and are the same with both decoders, '
           'merged and per queue, -j1 and -j2'
-          % (len(theirs), nbr, nparked, len(pcalls), ncpus, changes, len(truth),
-             sum(len(v) for v in pmodes.values()), len(events[('merged', 'libipt', '1')])))
+          % (len(theirs), nbr, nparked, len(pcalls), ncpus, changes, nthreads,
+             sum(len(v) for v in pmodes.values()), len(events[('merged', 'libipt', '1')]))
+          + ('' if truth else ' (a kept recording: no ground truth)'))
 
 
 main()
