@@ -263,7 +263,9 @@ enum ptd_event_kind {
 	PTD_EV_OVERFLOW,      /* the trace hardware lost packets; resumes at
 			       * ip if known */
 	PTD_EV_PAGING,        /* CR3 / address space change: addr = CR3 */
-	PTD_EV_EXEC_MODE,     /* execution mode change: mode */
+	PTD_EV_EXEC_MODE,     /* a MODE.Exec took effect at ip (a far
+			       * branch's target, a trace start): mode;
+			       * none for PSB+'s status (FORMATS.md) */
 	PTD_EV_SWITCH,        /* the decoded thread changed: pid, tid */
 	PTD_EV_TIME,          /* time advanced (only when asked for) */
 	PTD_EV_ERROR,         /* decode error: error, offset, ip, msg; the

@@ -650,9 +650,11 @@ int intelpt_convert_event(const struct intelpt_params *p,
 			  const struct pt_event *pe, struct ptd_event *ev)
 {
 	/* libipt 2.1 reports the tracing state at each PSB+ as an enabled or
-	 * disabled status update: the state, not a transition of the flow */
-	if ((pe->type == ptev_enabled || pe->type == ptev_disabled) &&
-	    pe->status_update)
+	 * disabled status update, and every libipt the MODE.Exec of each
+	 * PSB+: the state, not a transition of the flow (ptxed prints none
+	 * of them; docs/FORMATS.md has the exec-mode rule) */
+	if ((pe->type == ptev_enabled || pe->type == ptev_disabled ||
+	     pe->type == ptev_exec_mode) && pe->status_update)
 		return -1;
 	switch (pe->type) {
 	case ptev_enabled:

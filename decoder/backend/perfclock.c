@@ -920,10 +920,12 @@ int perfclock_time(struct perfclock *c, const struct ptd_event *ev,
 		at->key = c->sample;
 	/* perf switches threads at a record's time: its states from then on
 	 * have the new one (a host thread the decoder took from the sideband
-	 * at its own time; not a guest's) */
+	 * at its own time; not a guest's).  A trace stop too: with CYC and
+	 * no MTC the decoder's clock may put it after a switch that perf's
+	 * has after it, the stop then still the thread's that ran before */
 	at->have_task = 0;
-	if (ev->kind == PTD_EV_INSN && c->sb && c->cpu >= 0 && c->params.have_time &&
-	    (ev->flags & PTD_EVF_TIME_VALID)) {
+	if ((ev->kind == PTD_EV_INSN || ev->kind == PTD_EV_DISABLED) && c->sb &&
+	    c->cpu >= 0 && c->params.have_time && (ev->flags & PTD_EVF_TIME_VALID)) {
 		int32_t pid, tid;
 
 		at->have_task =

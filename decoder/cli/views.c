@@ -326,6 +326,19 @@ static void print_insn(struct view *v, const struct ptd_event *ev)
 	fputc('\n', f);
 }
 
+/* The execution mode an exec-mode event names. */
+static const char *mode_name(uint8_t mode)
+{
+	static const char *const names[] = {
+		[PTD_MODE_16] = "16", [PTD_MODE_32] = "32", [PTD_MODE_64] = "64",
+		[PTD_MODE_ARM32] = "arm32", [PTD_MODE_THUMB] = "thumb",
+		[PTD_MODE_A64] = "a64",
+	};
+
+	return mode < sizeof(names) / sizeof(names[0]) && names[mode] ?
+	       names[mode] : "unknown";
+}
+
 /* Non-instruction events: a line that never starts with "0x". */
 static void print_event(struct view *v, const struct ptd_event *ev)
 {
@@ -340,6 +353,8 @@ static void print_event(struct view *v, const struct ptd_event *ev)
 			fprintf(f, ",\"ip\":\"%#" PRIx64 "\"", ev->ip);
 		if (ev->addr)
 			fprintf(f, ",\"addr\":\"%#" PRIx64 "\"", ev->addr);
+		if (ev->kind == PTD_EV_EXEC_MODE)
+			fprintf(f, ",\"mode\":\"%s\"", mode_name(ev->mode));
 		if (ev->kind == PTD_EV_ERROR || ev->kind == PTD_EV_GAP)
 			fprintf(f, ",\"offset\":%" PRIu64, ev->offset);
 		if (ev->flags & PTD_EVF_RESYNCED)
@@ -370,6 +385,11 @@ static void print_event(struct view *v, const struct ptd_event *ev)
 		break;
 	case PTD_EV_ASYNC:
 		fprintf(f, " from=%#" PRIx64 " to=%#" PRIx64, ev->ip, ev->addr);
+		break;
+	case PTD_EV_EXEC_MODE:
+		if (!(ev->flags & PTD_EVF_IP_SUPPRESSED) && ev->ip)
+			fprintf(f, " ip=%#" PRIx64, ev->ip);
+		fprintf(f, " mode=%s", mode_name(ev->mode));
 		break;
 	default:
 		if (!(ev->flags & PTD_EVF_IP_SUPPRESSED) && ev->ip)
@@ -720,8 +740,8 @@ static void flow_step(struct view *v, const struct ptd_event *ev)
 		break;
 	case PTD_EV_EXEC_MODE:
 	case PTD_EV_TIME:
-		/* libipt reports the mode of each PSB+, which may fall between
-		 * a branch and its target: the flow goes on */
+		/* a MODE.Exec takes effect at a branch's target, after the
+		 * branch: the flow goes on */
 		return;
 	case PTD_EV_ERROR:
 	case PTD_EV_GAP:

@@ -15,12 +15,11 @@ tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 sh "$(dirname "$0")/../perf_home.sh" "$tmp/home"
 export HOME="$tmp/home"
 "$gen" "$@" "$kind" 1000000 "$tmp/t.ptd" 11 >/dev/null
-# instructions and events with their times; the fast decoder does not
-# report MODE.Exec status updates (libipt does, in every PSB+)
+# instructions and events (exec-mode included) with their times
 for d in "fast -j1" "fast -j2" "fast -j2 --block-cache 1K" "libipt"; do
     # shellcheck disable=SC2086
-    "$ptdecode" -q --decoder=$d --insn -t --no-sym --no-disasm "$tmp/t.ptd" |
-        grep -v '^\[exec-mode' >"$tmp/$(echo $d | tr -d ' -')"
+    "$ptdecode" -q --decoder=$d --insn -t --no-sym --no-disasm "$tmp/t.ptd" \
+        >"$tmp/$(echo $d | tr -d ' -')"
 done
 grep '^0x' "$tmp/libipt" | cut -d' ' -f1 >"$tmp/libipt.ip"
 n=$(wc -l <"$tmp/libipt.ip")

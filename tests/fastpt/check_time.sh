@@ -3,14 +3,11 @@
 # [ARGS]: records CMD with ptsynth, then the fast decoder (-j1, -j2) gives
 # every instruction and every event the time libipt's decoder gives it
 # (text with -t, and the JSON events' time), and the same events, in the
-# same order.  The fast decoder does not report MODE.Exec status updates
-# (libipt does, in every PSB+): those lines are left out.  Thread
-# switches are kept: libipt reports one only where the running thread
-# changes, also where a segment starts.  Exit 77: ptsynth cannot trace
-# here.
+# same order, exec-mode events included (docs/FORMATS.md: one per
+# MODE.Exec outside PSB+).  Thread switches too: libipt reports one only
+# where the running thread changes, also where a segment starts.  Exit
+# 77: ptsynth cannot trace here.
 set -u
-drop='^\[exec-mode'
-jdrop='"type":"exec-mode"'
 ptdecode=$1 ptsynth=$2
 shift 2
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
@@ -23,11 +20,10 @@ rc=0
 for d in libipt "fast -j1" "fast -j2"; do
     f=$tmp/$(echo $d | tr -d ' -')
     # shellcheck disable=SC2086
-    "$ptdecode" -q --decoder=$d --insn -t --no-sym --no-disasm "$tmp/t.ptd" |
-        grep -v "$drop" >"$f.txt"
+    "$ptdecode" -q --decoder=$d --insn -t --no-sym --no-disasm "$tmp/t.ptd" >"$f.txt"
     # shellcheck disable=SC2086
     "$ptdecode" -q --decoder=$d --format=json --insn --no-sym --no-disasm "$tmp/t.ptd" |
-        grep -v '"type":"insn"' | grep -v "$jdrop" >"$f.json"
+        grep -v '"type":"insn"' >"$f.json"
 done
 n=$(grep -c '^0x' "$tmp/libipt.txt")
 ne=$(wc -l <"$tmp/libipt.json")

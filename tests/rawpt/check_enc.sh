@@ -91,6 +91,11 @@ pip_mode_end) c $code_b "psb psbend mode64 pge:0x400000 pip:0x1000 mode64" \
 vmcs_end) c $code_c "psb psbend mode64 pge:0x400000 vmcs:0x1000" 0x400000 ;;
 # a MODE.Exec with no IP packet after it
 mode_end) c $code_a "psb psbend mode64 pge:0x400020 mode64" ;;
+# MODE.Exec before TIPs: 32-bit from the indirect jump's target on, 64-bit
+# again from the next one's; each an exec-mode event there (as after the
+# enable), none for the mode in PSB+
+mode_tip) c $code_a "psb mode64 psbend mode64 pge:0x400000 tnt:1 mode32 tip:0x400020 tnt:1 mode64 tip:0x400038 pgd" \
+    0x400000 0x400010 0x400005 0x400020 0x400030 0x400038 ;;
 # a MODE.Exec before a TNT: libipt refuses the TNT
 mode_tnt) c $code_a "psb psbend mode64 pge:0x400020 mode64 tnt:1 tip:0x400000" \
     "$(err 0 'trace stream does not match query')" ;;
@@ -164,10 +169,13 @@ args="$opts --pt $tmp/trace --raw $tmp/code.bin:0x400000 --no-sym --no-disasm"
 # in messages as V
 flow() { grep -E '^(0x|\[error|\[paging|\[lost)' "$1" | sed 's/libipt [0-9][0-9.]*/libipt V/'; }
 nooff() { sed 's/^\[error offset=0x[0-9a-f]* /[error /'; }
+# the instructions and the exec-mode events between them
+modes() { grep -E '^(0x|\[exec-mode)' "$1" | sed 's/ time=[0-9.]*//'; }
 nomsg() { sed 's/^\(\[error [^:]*\):.*/\1]/'; }
 # shellcheck disable=SC2086
 "$ptloop" $opts "$tmp/trace" "raw:$tmp/code.bin:0x400000" >"$tmp/oracle"
 flow "$tmp/oracle" | nomsg >"$tmp/oracle.flow"
+modes "$tmp/oracle" >"$tmp/oracle.modes"
 printf '%s\n' "$want" | grep . >"$tmp/want"
 by=case
 [ -n "$resync" ] && newer=resync
@@ -212,7 +220,16 @@ for d in libipt fast:-j1 fast:-j2; do
             echo "FAIL: $d: errors at other trace offsets than ptloop's:"
             nomsg <"$tmp/flow" | diff "$tmp/oracle.flow" -; rc=1; }
     fi
-    [ $rc = 0 ] && echo "OK: $d: $want_insns instructions, $want_errors errors (as $by)"
+    # exec-mode events where ptloop (ptxed's rule) has them, as many
+    if [ -z "$newer" ] || [ "$newer" = resync ]; then
+        "$ptdecode" -q --decoder=$dec $j --insn $args >"$tmp/plain" 2>&1
+        modes "$tmp/plain" | cmp -s "$tmp/oracle.modes" - || {
+            echo "FAIL: $d: exec-mode events differ from ptloop's:"
+            modes "$tmp/plain" | diff "$tmp/oracle.modes" -; rc=1; }
+    fi
+    [ $rc = 0 ] && echo "OK: $d: $want_insns instructions, $want_errors errors (as $by)$(
+        [ -z "$newer" ] || [ "$newer" = resync ] &&
+            echo ", $(grep -c '^\[exec-mode' "$tmp/oracle.modes") exec-mode events as ptloop's")"
     # counting only (the fast decoder's count-only walk)
     "$ptdecode" -q --decoder=$dec $j --stats $args ${resync:+--resync-on-error} >"$tmp/stats" 2>&1
     ni=$(sed -n 's/^instructions: //p' "$tmp/stats")

@@ -15,8 +15,10 @@
  *          --filter:addrN_cfg|_a|_b V   IP filter N (0-3), as ptxed
  *
  * Prints one line per instruction (0xIP), per paging event
- * ([paging cr3=0x...]) and per error ([error offset=0x... ip=0x...:
- * libipt's message]), then "instructions: N errors: M".
+ * ([paging cr3=0x...]), per execution mode event that is no status update
+ * ([exec-mode ip=0x... mode=16|32|64], the ones ptxed prints) and per
+ * error ([error offset=0x... ip=0x...: libipt's message]), then
+ * "instructions: N errors: M".
  */
 #include <intel-pt.h>
 #include <inttypes.h>
@@ -91,6 +93,17 @@ static void error(struct pt_insn_decoder *dec, int rc, uint64_t ip)
 	nerr++;
 }
 
+static void print_mode(const struct pt_event *ev)
+{
+	enum pt_exec_mode m = ev->variant.exec_mode.mode;
+
+	printf("[exec-mode");
+	if (!ev->ip_suppressed)
+		printf(" ip=%#" PRIx64, ev->variant.exec_mode.ip);
+	printf(" mode=%s]\n", m == ptem_16bit ? "16" : m == ptem_32bit ? "32" :
+	       m == ptem_64bit ? "64" : "unknown");
+}
+
 /* Decodes from the current sync point to the next error or the end. */
 static void decode(struct pt_insn_decoder *dec, int status)
 {
@@ -107,6 +120,9 @@ static void decode(struct pt_insn_decoder *dec, int status)
 			else if (status >= 0 && ev.type == ptev_async_paging)
 				printf("[paging cr3=%#" PRIx64 "]\n",
 				       ev.variant.async_paging.cr3);
+			else if (status >= 0 && ev.type == ptev_exec_mode &&
+				 !ev.status_update)
+				print_mode(&ev);
 		}
 		if (status >= 0 && (status & pts_eos))
 			return;

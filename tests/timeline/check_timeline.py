@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
 """check_timeline.py PTSYNTH PTDECODE OUTDIR NCPUS [--insn-only] [ptsynth options] -- CMD [ARGS]
 
+PTSYNTH copy:DIR checks a recording kept before (DIR, copied to OUTDIR;
+the ground truth where it has one) instead of making one.
+
 One timeline across CPUs (ptdecode's default for several per-CPU queues)
 against two oracles, on a `ptsynth record --cpus NCPUS` recording of CMD
 (its threads run on NCPUS simulated CPUs at the same time, one AUX queue
@@ -29,23 +32,66 @@ cpu, pid, tid and time and list the same instructions.
 With ptsynth's --guest-code (guest code, no guest sideband: each thread
 a vcpu thread) perf script and ptdecode run with --guest-code.
 --insn-only: only --insn against perf script and the ground truth.
+Event lines (--insn's and JSON's): the same with both decoders, at -j1 and
+-j2, merged and --per-queue; the exec-mode ones, per CPU, one for each
+MODE.Exec packet outside PSB+ in perf script -D's dump of that CPU's AUX
+data, at the IP of the TIP or TIP.PGE it binds to (docs/FORMATS.md).
+A failure prints the first differing entries with context and the
+commands whose output was compared, and keeps the recording as
+OUTDIR-without-.ptd.failed-N.ptd beside OUTDIR.
 Exit 0 = pass, 1 = fail, 77 = skipped (reason printed).
 """
+import json
 import os
+import re
 import shutil
 import subprocess
 import sys
+import time
 
 sys.dont_write_bytecode = True   # no __pycache__ in the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
 from perf_home import perf_home  # noqa: E402
 
+CAP = None        # the recording, kept aside on a failure
+RAN = []          # the commands whose output was compared last
+
+
+def keep_recording():
+    """A failure keeps what it was found on: the recording is copied
+    beside it (NAME.failed-N.ptd, N counting up, so a loop keeps each)."""
+    if not CAP or not os.path.isdir(CAP):
+        return None
+    base = CAP[:-4] if CAP.endswith('.ptd') else CAP
+    n = 1
+    while os.path.exists('%s.failed-%d.ptd' % (base, n)):
+        n += 1
+    dest = '%s.failed-%d.ptd' % (base, n)
+    shutil.copytree(CAP, dest, symlinks=True)
+    return dest
+
+
 def fail(msg):
     print('FAIL: ' + msg)
+    if RAN:
+        print('the output compared came from:\n  ' + '\n  '.join(RAN[-3:]))
+    dest = keep_recording()
+    if dest:
+        print('recording kept in %s (perf needs HOME=%s.home)' % (dest, CAP))
     sys.exit(1)
 
 
+T0 = time.monotonic()
+
+
+def step(what):
+    """Where the check is, and since when: a check stopped by the test's
+    timeout (a busy machine) shows how far it came."""
+    print('[%6.1f s] %s' % (time.monotonic() - T0, what), flush=True)
+
+
 def run(cmd):
+    RAN.append(' '.join(cmd))
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode or 'Sanitizer' in r.stderr or 'runtime error:' in r.stderr:
         fail('%s exited %d: %s' % (' '.join(cmd), r.returncode, r.stderr[-2000:]))
@@ -58,10 +104,26 @@ def ns(text):
     return int(s) * 1000000000 + int(f)
 
 
-def first_diff(a, b, what):
+def show(e, hexpos):
+    """An entry as it is printed: the fields at hexpos (addresses) in hex."""
+    if not isinstance(e, (tuple, list)):
+        return str(e)
+    return '(' + ', '.join(hex(x) if i in hexpos and isinstance(x, int) else str(x)
+                           for i, x in enumerate(e)) + ')'
+
+
+def first_diff(a, b, what, names=('ptdecode', 'perf'), hexpos=(0,)):
+    """Fails with the first entry where a and b differ, and three entries
+    of context on each side of it, side by side."""
     n = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
-    fail('%s: entry %d differs (%d vs %d entries): ptdecode %s, perf %s'
-         % (what, n, len(a), len(b), a[n:n + 3], b[n:n + 3]))
+    lines = []
+    for i in range(max(0, n - 3), min(max(len(a), len(b)), n + 4)):
+        x = show(a[i], hexpos) if i < len(a) else '-'
+        y = show(b[i], hexpos) if i < len(b) else '-'
+        lines.append('%s %6d  %s\n         %s' % ('>' if i == n else ' ', i, x,
+                                                   y if y != x else '(same)'))
+    fail('%s: entry %d differs (%d vs %d entries); per entry %s, then %s:\n%s'
+         % (what, n, len(a), len(b), names[0], names[1], '\n'.join(lines)))
 
 
 GUEST_CODE = []   # ['--guest-code'] for both tools with ptsynth --guest-code
@@ -172,11 +234,11 @@ def compare_branches(ours, theirs, what):
         a = [e[:3] for _, e in o if e[4] == tid]
         b = [e[:3] for _, e in t if e[4] == tid]
         if a != b:
-            first_diff(a, b, what + ' --branches of thread %d' % tid)
+            first_diff(a, b, what + ' --branches of thread %d' % tid, hexpos=(1, 2))
     a = [e for n, e in o if n not in parked]
     b = [e for n, e in t if n not in parked]
     if a != b:
-        first_diff(a, b, what + ' --branches across CPUs')
+        first_diff(a, b, what + ' --branches across CPUs', hexpos=(1, 2))
     late = set((e[4], e[5], e[2]) for n, e in o if n in parked and e[0] == 'call')
     return len(t), len(parked), late
 
@@ -188,14 +250,82 @@ def compare_calls(ours, theirs, late, what):
         a = [e[1:] for e in ours if e[1] == tid]   # a late one: its CPU is where
         b = [e[1:] for e in theirs if e[1] == tid]  # its thread ran next
         if a != b:
-            first_diff(a, b, what + ' --calls of thread %d vs perf script --itrace=c' % tid)
+            first_diff(a, b, what + ' --calls of thread %d vs perf script --itrace=c' % tid,
+                       hexpos=(2,))
     a = [e for e in ours if e[1:] not in late]
     b = [e for e in theirs if e[1:] not in late]
     if a != b:
-        first_diff(a, b, what + ' --calls vs perf script --itrace=c')
+        first_diff(a, b, what + ' --calls vs perf script --itrace=c', hexpos=(3,))
+
+
+PKT = re.compile(r'^\.\s+[0-9a-f]{8}:\s+((?:[0-9a-f]{2} )+)\s*(\S+)\s*(.*)$')
+IPLEN = {1: 2, 2: 4, 3: 6, 4: 6, 6: 8}   # IPBytes -> payload bytes
+
+
+def perf_modes(cap):
+    """{cpu: [(ip, mode)]}: each MODE.Exec packet outside PSB+ in perf
+    script -D's packet dump of that CPU's AUX data, with the IP of the TIP
+    or TIP.PGE it binds to (Intel SDM: the mode from that IP on)."""
+    out = run(['perf', 'script', '-D', '-i', os.path.join(cap, 'perf.data')])
+    modes, cpu, last, psb, pending = {}, None, {}, False, {}
+    for line in out.splitlines():
+        if 'PERF_RECORD_AUXTRACE ' in line:
+            cpu = int(line.split('cpu:')[1].split()[0])
+            continue
+        m = PKT.match(line)
+        if not m or cpu is None:
+            continue
+        raw = bytes.fromhex(m.group(1).replace(' ', ''))
+        name = m.group(2)
+        if name == 'PSB':
+            psb, last[cpu] = True, 0
+        elif name == 'PSBEND':
+            psb = False
+        elif name == 'MODE.Exec' and not psb:
+            pending[cpu] = m.group(3).split()[-1]
+        elif name in ('TIP', 'TIP.PGE', 'TIP.PGD', 'FUP'):
+            n = IPLEN.get(raw[0] >> 5, 0)
+            ip = last.get(cpu, 0)
+            if n:
+                part = int.from_bytes(raw[1:1 + n], 'little')
+                if raw[0] >> 5 == 3:     # sign-extended 48 bits
+                    ip = part | (0xffff << 48 if part >> 47 else 0)
+                else:
+                    ip = (ip & ~((1 << 8 * n) - 1)) | part
+                last[cpu] = ip
+            if name in ('TIP', 'TIP.PGE') and cpu in pending:
+                modes.setdefault(cpu, []).append((ip, pending.pop(cpu)))
+    return modes
+
+
+def build_id_cache(cap, home):
+    """The program's ELF file in perf's build-id cache under home, from
+    the recording's .build-id copy: perf finds it there when the path the
+    recording names is gone (a recording made elsewhere)."""
+    top = os.path.join(cap, '.build-id')
+    if not os.path.isdir(top):
+        return
+    paths = dict(l.split(None, 1) for l in
+                 run(['perf', 'buildid-list', '-i', os.path.join(cap, 'perf.data')]).splitlines()
+                 if len(l.split(None, 1)) == 2)
+    for d in os.listdir(top):
+        for rest in os.listdir(os.path.join(top, d)):
+            bid = d + rest
+            path = paths.get(bid, '').strip()
+            if not path.startswith('/'):
+                continue
+            dst = os.path.join(home, '.debug', path.lstrip('/'), bid)
+            os.makedirs(dst, exist_ok=True)
+            shutil.copyfile(os.path.join(top, d, rest), os.path.join(dst, 'elf'))
+            link = os.path.join(home, '.debug', '.build-id', d)
+            os.makedirs(link, exist_ok=True)
+            os.symlink(os.path.relpath(dst, link), os.path.join(link, rest))
 
 
 def ground_truth(cap):
+    """Per thread, the ground truth's (ip, cpu) list; None without it."""
+    if not os.path.exists(os.path.join(cap, 'expected.insn')):
+        return None
     with open(os.path.join(cap, 'expected.insn')) as f:
         ips = [int(l, 16) for l in f]
     with open(os.path.join(cap, 'expected.threads')) as f:
@@ -212,6 +342,7 @@ def main():
     if len(sys.argv) < 7 or '--' not in sys.argv:
         print(__doc__)
         sys.exit(2)
+    global CAP
     ptsynth, ptdecode, cap, ncpus = sys.argv[1:5]
     rest = sys.argv[5:]
     insn_only = rest[0] == '--insn-only'
@@ -223,19 +354,28 @@ def main():
         print('SKIP: perf is not installed (linux-perf)')
         sys.exit(77)
     shutil.rmtree(cap, ignore_errors=True)
-    r = subprocess.run([ptsynth, 'record', '-o', cap, '--cpus', ncpus] + rest,
-                       capture_output=True, text=True)
-    if r.returncode:
-        if 'single-step trap' in r.stderr:
-            print('SKIP: ' + r.stderr.strip())
-            sys.exit(77)
-        fail('ptsynth exited %d: %s' % (r.returncode, r.stderr))
-    perf_home(cap + '.home', cap)
+    if ptsynth.startswith('copy:'):
+        # a recording kept from an earlier run (no ground truth with it)
+        shutil.copytree(ptsynth[5:], cap)
+    else:
+        step('recording with ptsynth')
+        r = subprocess.run([ptsynth, 'record', '-o', cap, '--cpus', ncpus] + rest,
+                           capture_output=True, text=True)
+        if r.returncode:
+            if 'single-step trap' in r.stderr:
+                print('SKIP: ' + r.stderr.strip())
+                sys.exit(77)
+            fail('ptsynth exited %d: %s' % (r.returncode, r.stderr))
+    CAP = cap
+    home = perf_home(cap + '.home', cap)
+    build_id_cache(cap, home)
     truth = ground_truth(cap)
+    step('perf script')
     theirs = perf_insns(cap)
     cpus = set(c for _, c, _, _ in theirs)
-    if len(cpus) != min(int(ncpus), len(truth)):   # a CPU per thread at most
-        fail('perf saw CPUs %s of %s for %d threads' % (sorted(cpus), ncpus, len(truth)))
+    nthreads = len(truth) if truth else len(set(t for _, _, t, _ in theirs))
+    if len(cpus) != min(int(ncpus), nthreads):   # a CPU per thread at most
+        fail('perf saw CPUs %s of %s for %d threads' % (sorted(cpus), ncpus, nthreads))
     changes = sum(1 for a, b in zip(theirs, theirs[1:]) if a[1] != b[1])
     if changes < 2 * int(ncpus):
         fail('only %d CPU changes in perf\'s timeline: not interleaved' % changes)
@@ -244,16 +384,26 @@ def main():
     pbr = [] if insn_only else perf_branches(cap)
     pcalls = [] if insn_only else perf_calls(cap)
     # the oracles agree with each other first
-    for tid, seq in truth.items():
+    for tid, seq in (truth or {}).items():
         got = [(ip, cpu) for ip, cpu, t, _ in theirs if t == tid]
         if got != seq:
-            first_diff(got, seq, 'perf vs ground truth, thread %d' % tid)
+            first_diff(got, seq, 'perf vs ground truth, thread %d' % tid,
+                       ('perf', 'expected.insn'))
+    pmodes = {} if insn_only else perf_modes(cap)
+    if not pmodes and not insn_only:
+        fail('perf script -D shows no MODE.Exec outside PSB+: nothing to check exec-mode with')
+    events, jevents = {}, {}
     timeline = None
     for dec in ('fast', 'libipt'):
+        step('ptdecode --decoder=' + dec)
+        full = []
         for j in ('1', '2'):
             what = '--decoder=%s -j%s' % (dec, j)
             base = [ptdecode, '-q', '--decoder=' + dec, '-j', j, '-t', '--no-sym'] + GUEST_CODE
-            ours = ours_insns(run(base + ['--insn', '--no-disasm', cap]))
+            # with symbols and disassembly (the decoder's text)
+            full.append(run([ptdecode, '-q', '--decoder=' + dec, '-j', j, '-t',
+                             '--insn', cap] + GUEST_CODE).splitlines())
+            ours = ours_insns('\n'.join(full[-1]))
             if ours != theirs:
                 first_diff(ours, theirs, what + ' --insn vs perf script')
             timeline = ours
@@ -265,49 +415,82 @@ def main():
         if insn_only:
             continue
         # -j2 decodes the queues ahead on threads of their own: the same
-        # bytes as -j1, disassembly (the decoder's text) included
-        # (its instruction lines: with CYC and no MTC the fast decoder's own
-        # event lines, exec-mode and switch, depend on the thread that
-        # walked a segment before; ARCHITECTURE.md)
-        full = [[l for l in run([ptdecode, '-q', '--decoder=' + dec, '-j', j, '-t',
-                                 '--insn', cap]).splitlines()
-                 if not l.startswith('[')] for j in ('1', '2')]
+        # bytes as -j1, disassembly (the decoder's text) and event lines
+        # included
         if full[0] != full[1]:
-            first_diff(full[1], full[0], '--decoder=%s --insn -j2 vs -j1' % dec)
+            first_diff(full[1], full[0], '--decoder=%s --insn -j2 vs -j1' % dec,
+                       ('-j2', '-j1'))
+        for j, out in zip(('1', '2'), full):
+            events[('merged', dec, j)] = [l for l in out if l.startswith('[')]
         # queue after queue: each CPU's instructions whole
-        pq = ours_insns(run([ptdecode, '-q', '--decoder=' + dec, '--per-queue', '-t',
-                             '--no-sym', '--insn', '--no-disasm', cap]))
-        order = [c for i, (_, c, _, _) in enumerate(pq) if i == 0 or pq[i - 1][1] != c]
-        if order != sorted(cpus):
-            fail('--decoder=%s --per-queue: CPUs come in the order %s' % (dec, order))
-        for c in cpus:   # times (and so threads at a switch): the decoder's
-            if [e[:2] for e in pq if e[1] == c] != [e[:2] for e in timeline if e[1] == c]:
-                fail('--per-queue: CPU %d\'s instructions differ from the timeline\'s' % c)
+        for j in ('1', '2'):
+            out = run([ptdecode, '-q', '--decoder=' + dec, '--per-queue', '-j', j, '-t',
+                       '--no-sym', '--insn', '--no-disasm', cap])
+            events[('per-queue', dec, j)] = [l for l in out.splitlines()
+                                             if l.startswith('[')]
+            pq = ours_insns(out)
+            order = [c for i, (_, c, _, _) in enumerate(pq) if i == 0 or pq[i - 1][1] != c]
+            if order != sorted(cpus):
+                fail('--decoder=%s --per-queue: CPUs come in the order %s' % (dec, order))
+            for c in cpus:   # times (and so threads at a switch): the decoder's
+                a = [e[:2] for e in pq if e[1] == c]
+                b = [e[:2] for e in timeline if e[1] == c]
+                if a != b:
+                    first_diff(a, b, '--decoder=%s --per-queue: CPU %d\'s instructions vs '
+                               'the timeline\'s' % (dec, c), ('--per-queue', 'timeline'))
         # JSON: every line says where and when
-        js = run([ptdecode, '-q', '--decoder=' + dec, '--format=json', '--no-sym',
-                  '--insn', cap])
-        import json
-        jseq = []
-        for line in js.splitlines():
-            o = json.loads(line)
-            if not all(k in o for k in ('cpu', 'pid', 'tid')):
-                fail('JSON line without cpu/pid/tid: ' + line)
-            if o['type'] == 'insn':
-                if 'time' not in o:
-                    fail('JSON insn line without time: ' + line)
-                jseq.append((int(o['ip'], 16), o['cpu'], o['tid'], o['time']))
-        if jseq != theirs:
-            first_diff(jseq, theirs, '--decoder=%s JSON vs perf script' % dec)
+        for order, j in (('merged', '1'), ('merged', '2'), ('per-queue', '1')):
+            what = '--decoder=%s -j%s %s JSON' % (dec, j, order)
+            js = run([ptdecode, '-q', '--decoder=' + dec, '-j', j, '--format=json',
+                      '--no-sym', '--insn', cap] + (['--per-queue'] if order != 'merged' else []))
+            jseq, jev = [], []
+            for line in js.splitlines():
+                # the instructions: those of merged -j1 (the others' are
+                # the text's, checked above)
+                if (order, j) != ('merged', '1') and line.startswith('{"type":"insn"'):
+                    continue
+                o = json.loads(line)
+                if not all(k in o for k in ('cpu', 'pid', 'tid')):
+                    fail('JSON line without cpu/pid/tid: ' + line)
+                if o['type'] == 'insn':
+                    if 'time' not in o:
+                        fail('JSON insn line without time: ' + line)
+                    jseq.append((int(o['ip'], 16), o['cpu'], o['tid'], o['time']))
+                else:
+                    jev.append(line)
+            if (order, j) == ('merged', '1') and jseq != theirs:
+                first_diff(jseq, theirs, what + ' vs perf script')
+            jevents[(order, dec, j)] = jev
+            # exec-mode: one per MODE.Exec outside PSB+, at its TIP's IP
+            for c in cpus | set(pmodes):
+                a = [(int(o['ip'], 16), o['mode']) for o in map(json.loads, jev)
+                     if o['type'] == 'exec-mode' and o['cpu'] == c]
+                if a != pmodes.get(c, []):
+                    first_diff(a, pmodes.get(c, []), what + ': exec-mode events of CPU %d '
+                               'vs the MODE.Exec packets of perf script -D' % c)
     if insn_only:
         print('OK: %d instructions on %s CPUs (%d CPU changes) equal perf script%s\'s '
               'timeline with both decoders at -j1 and -j2; %d threads equal expected.insn'
-              % (len(theirs), ncpus, changes, ' --guest-code' * bool(GUEST_CODE), len(truth)))
+              % (len(theirs), ncpus, changes, ' --guest-code' * bool(GUEST_CODE), len(truth or {})))
         return
+    step('event lines')
+    # the event lines (exec-mode, enabled, disabled, switch, ...): the
+    # same with both decoders at -j1 and -j2, in each order
+    for ev, kind in ((events, '--insn'), (jevents, 'JSON')):
+        for key, lines in sorted(ev.items()):
+            ref = ev[(key[0], 'libipt', '1')]
+            if lines != ref:
+                first_diff(lines, ref, '%s %s event lines' % (key[0], kind),
+                           ('--decoder=%s -j%s' % key[1:], '--decoder=libipt -j1'))
     print('OK: %d instructions, %d branches (%d listed late, after a trace '
           'stop) and %d calls on %s CPUs (%d CPU changes) equal perf script\'s timeline with '
           'both decoders at -j1 and -j2; %d threads equal expected.insn; '
-          '--per-queue and JSON checked'
-          % (len(theirs), nbr, nparked, len(pcalls), ncpus, changes, len(truth)))
+          '--per-queue and JSON checked; %d exec-mode events (of %d event lines) equal '
+          'perf script -D\'s MODE.Exec packets and are the same with both decoders, '
+          'merged and per queue, -j1 and -j2'
+          % (len(theirs), nbr, nparked, len(pcalls), ncpus, changes, nthreads,
+             sum(len(v) for v in pmodes.values()), len(events[('merged', 'libipt', '1')]))
+          + ('' if truth else ' (a kept recording: no ground truth)'))
 
 
 main()

@@ -61,6 +61,12 @@ struct walk {
 	int peek_event;           /* the packet is one libipt reports as an
 				   * event as soon as no TNT bit is pending
 				   * (taking the time there) */
+	/* a MODE.Exec read before the lookahead TIP or TIP.PGE: the mode
+	 * from that TIP's IP on, and the clock at the MODE.Exec (libipt's
+	 * time for its event) */
+	int mode_pending, mode_valid;
+	uint8_t mode_next;
+	uint64_t mode_tsc;
 	uint32_t free_insns;      /* instructions since trace was last needed */
 
 	/* the packet decoder's position: cached, and after memo replays
@@ -165,6 +171,25 @@ static void event_time(struct walk *k, struct ptd_event *ev, int valid, uint64_t
 		ev->flags |= PTD_EVF_TIME_VALID;
 	else
 		ev->flags &= (uint16_t)~PTD_EVF_TIME_VALID;
+}
+
+/* The TIP or TIP.PGE just taken goes to ip: a MODE.Exec before it takes
+ * effect there, reported as libipt reports it (docs/FORMATS.md: an
+ * exec-mode event for each MODE.Exec outside PSB+, none for PSB+'s). */
+static void mode_taken(struct walk *k, uint64_t ip)
+{
+	struct ptd_event *ev;
+
+	if (!k->mode_pending)
+		return;
+	k->mode_pending = 0;
+	k->at.mode = k->mode_next;
+	++*k->at.epoch;
+	k->rec = 0;
+	ev = event(k, PTD_EV_EXEC_MODE, ip);
+	event_time(k, ev, k->mode_valid, k->mode_tsc);
+	if (ev)
+		ev->mode = k->mode_next;
 }
 
 /* A TSC packet: the bound blocks are checked against. */
@@ -590,8 +615,13 @@ static __attribute__((noinline)) int fetch_packet(struct walk *k)
 			if (k->peek.payload.mode.leaf == pt_mol_exec) {
 				int m = pt_get_exec_mode(&k->peek.payload.mode.bits.exec);
 
-				k->at.mode = intelpt_map_mode(m);
-				++*k->at.epoch;
+				/* two before one TIP: libipt's to report */
+				if (k->mode_pending)
+					return WALK_FAIL;
+				k->mode_pending = 1;
+				k->mode_next = intelpt_map_mode(m);
+				k->mode_valid = k->tm.have_tsc;
+				k->mode_tsc = k->tm.tsc;
 				mode_change = 1;
 				continue;
 			}
@@ -693,6 +723,7 @@ static int wait_enable(struct walk *k)
 	/* a new trace from here: nothing compressed refers to before */
 	update_context(k);
 	event(k, PTD_EV_ENABLED, k->at.ip);
+	mode_taken(k, k->at.ip);
 	return 0;
 }
 
@@ -767,7 +798,10 @@ static int tip_target(struct walk *k, uint64_t *ip)
 		return WALK_FAIL;
 	*ip = decompress_ip(&k->last_ip, &k->peek.payload.ip, &ok);
 	consume(k);
-	return ok == 1 ? 0 : WALK_FAIL;
+	if (ok != 1)
+		return WALK_FAIL;
+	mode_taken(k, *ip);
+	return 0;
 }
 
 /* After a direct jump or call to target: a TIP.PGD with that IP says the
@@ -997,7 +1031,9 @@ static int async_event(struct walk *k)
 	/* libipt has the event once its TIP is read: from there on its
 	 * time is the flow's, also on the way to the FUP's IP */
 	rc = peek_packet(k);
-	if (rc <= 0)
+	/* a mode for the TIP after the FUP: the way to the FUP's IP is in
+	 * the old one, libipt's events bound to both are its to order */
+	if (rc <= 0 || k->mode_pending)
 		return WALK_FAIL;
 	take_time(k);
 	if (walk_to(k, at))
