@@ -55,6 +55,9 @@ struct fast_backend {
 	pthread_cond_t cond_done, cond_work;
 	int stop;
 	size_t window;             /* segments in flight ahead of consumer */
+	size_t window_min;         /* ... when those hold many events */
+	size_t ev_ahead;           /* events of decoded segments not handed
+				    * out yet (with pool threads) */
 	size_t cache_max;          /* block cache bound per worker, bytes */
 	int count_only;            /* hand out counts and events, no blocks */
 	int keep_text;             /* set by the first fast_insn_text call:
@@ -93,6 +96,9 @@ struct worker {
 	 * retired_upto (output order) still pointed at them */
 	struct arena_chunk *retired;
 	size_t retired_upto;
+	/* counting: the record array every segment's walk writes into */
+	struct ptd_block *scratch;
+	size_t scratch_cap;
 	/* workers sit side by side in an array: keep one's counters off the
 	 * cache line of the next one's epoch (false sharing slows -j2
 	 * badly) */

@@ -15,6 +15,15 @@
 #define BATCH_SEGS 4
 #define WINDOW_BATCHES 4           /* per thread */
 
+/* Counting, a segment decoded ahead holds only its counts and events, so
+ * the window can span this much trace: a thread preempted for a while
+ * (by other processes) then does not stop the other one, which with a
+ * window of a few batches waits after a few milliseconds. */
+#define COUNT_WINDOW_BYTES ((uint64_t)4 << 20)
+/* ... unless the segments ahead hold this many events (some 4 MB of
+ * them): beyond, the window is the usual few batches */
+#define COUNT_WINDOW_EVENTS 32768
+
 /* A recycled record array for seg, if there is one. */
 static void take_spare(struct fast_backend *fb, struct segment *seg)
 {
@@ -55,6 +64,13 @@ static void size_records(const struct fast_backend *fb, struct segment *seg)
  * (seg included). */
 static void bound_cache(struct worker *w, const struct segment *seg)
 {
+	if (w->fb->count_only) {
+		/* counting, nothing points at blocks once a walk is done:
+		 * freed at once however far ahead the worker is */
+		if (w->cache.bytes > w->fb->cache_max)
+			bcache_free_chunks(bcache_reset(&w->cache));
+		return;
+	}
 	if (w->retired && __atomic_load_n(&w->fb->out_seg, __ATOMIC_ACQUIRE) > w->retired_upto) {
 		bcache_free_chunks(w->retired);
 		w->retired = NULL;
@@ -71,8 +87,14 @@ static void run_segment(struct worker *w, struct segment *seg)
 
 	seg_reset_output(seg);
 	seg->fallback = 0;
-	if (!seg->recs)
+	if (w->fb->count_only) {
+		/* nobody reads the records of a count: the worker's scratch
+		 * array, given back below */
+		seg->recs = w->scratch;
+		seg->rcap = w->scratch_cap;
+	} else if (!seg->recs) {
 		take_spare(w->fb, seg);
+	}
 	size_records(w->fb, seg);
 	/* a queue ending in a snapshot gap: libipt decodes its last segment
 	 * (the gap event says where the flow went on, intelpt.h) */
@@ -83,6 +105,13 @@ static void run_segment(struct worker *w, struct segment *seg)
 		seg_reset_output(seg);
 		seg->fallback = 1;
 		w->fallbacks++;
+	}
+	if (w->fb->count_only) {
+		w->scratch = seg->recs;
+		w->scratch_cap = seg->rcap;
+		seg->recs = NULL;
+		seg->rcap = 0;
+		seg->nrecs = 0;
 	}
 	w->segments++;
 #ifdef FASTPT_DEBUG
@@ -100,8 +129,11 @@ static size_t claim_batch(struct fast_backend *fb, size_t *first)
 	size_t n = 0;
 	uint64_t bytes = 0;
 
-	if (fb->next_to_run >= fb->nsegs ||
-	    fb->next_to_run >= __atomic_load_n(&fb->out_seg, __ATOMIC_ACQUIRE) + fb->window)
+	size_t out = __atomic_load_n(&fb->out_seg, __ATOMIC_ACQUIRE);
+
+	if (fb->next_to_run >= fb->nsegs || fb->next_to_run >= out + fb->window ||
+	    (fb->next_to_run >= out + fb->window_min &&
+	     __atomic_load_n(&fb->ev_ahead, __ATOMIC_RELAXED) > COUNT_WINDOW_EVENTS))
 		return 0;
 	*first = fb->next_to_run;
 	while (*first + n < fb->nsegs && n < BATCH_SEGS && bytes < BATCH_BYTES) {
@@ -120,9 +152,13 @@ static size_t claim_batch(struct fast_backend *fb, size_t *first)
 static void run_batch(struct worker *w, size_t first, size_t n)
 {
 	struct fast_backend *fb = w->fb;
+	size_t nev = 0;
 
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		run_segment(w, fb->order[first + i]);
+		nev += fb->order[first + i]->nevents;
+	}
+	__atomic_fetch_add(&fb->ev_ahead, nev, __ATOMIC_RELAXED);
 	pthread_mutex_lock(&fb->lock);
 	for (size_t i = 0; i < n; i++)
 		__atomic_store_n(&fb->order[first + i]->state, 2, __ATOMIC_RELEASE);
@@ -223,6 +259,8 @@ void pool_advance(struct fast_backend *fb)
 	int wake = fb->nthreads && seg->batch_end;
 
 	fb->queues[seg->queue].emitted += seg->ninsn;
+	if (fb->nthreads)
+		__atomic_fetch_sub(&fb->ev_ahead, seg->nevents, __ATOMIC_RELAXED);
 	drop_segment_bytes(fb, seg);
 	recycle_records(fb, seg);
 	seg_free_output(seg);
@@ -265,6 +303,17 @@ int pool_create_workers(struct fast_backend *fb, unsigned int nthreads)
 	fb->nthreads = nthreads - 1;
 	/* segments decoded ahead of the consumer: a few batches a thread */
 	fb->window = WINDOW_BATCHES * BATCH_SEGS * nthreads;
+	fb->window_min = fb->window;
+	if (fb->count_only && fb->nsegs) {
+		uint64_t bytes = 0;
+
+		for (size_t i = 0; i < fb->nsegs; i++)
+			bytes += fb->order[i]->end - fb->order[i]->start;
+		/* COUNT_WINDOW_BYTES of trace, at the average segment size */
+		if (bytes / fb->nsegs &&
+		    COUNT_WINDOW_BYTES / (bytes / fb->nsegs) > fb->window)
+			fb->window = (size_t)(COUNT_WINDOW_BYTES / (bytes / fb->nsegs));
+	}
 	nw = fb->nthreads + 1;  /* the last worker is the caller's */
 	fb->workers = calloc(nw, sizeof(*fb->workers));
 	if (!fb->workers)
@@ -303,6 +352,7 @@ void pool_destroy(struct fast_backend *fb)
 
 		for (size_t i = 0; i < nw; i++) {
 			bcache_free(&fb->workers[i].cache);
+			free(fb->workers[i].scratch);
 			bcache_free_chunks(fb->workers[i].retired);
 			fbuilder_free(&fb->workers[i].build);
 		}

@@ -5,8 +5,9 @@
  *
  * -j N decodes on N threads: N-1 pool threads and the caller's (the
  * consumer).  They claim batches of consecutive segments in order, at most
- * a few batches per thread ahead of the consumer, so the output is the
- * same for any thread count.  The consumer never sleeps while there is a
+ * a few batches per thread ahead of the consumer (counting: a few MiB of
+ * trace, a decoded segment being small then), so the output is the same
+ * for any thread count.  The consumer never sleeps while there is a
  * batch to claim: waiting for a segment a pool thread is still on, it
  * decodes the next batch itself.  Each worker keeps its block cache
  * bounded: a full cache is emptied, its blocks freed once the consumer is
