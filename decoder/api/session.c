@@ -430,6 +430,8 @@ int ptd_get_stats(const struct ptd_session *s, struct ptd_stats *st)
 		s->be->get_stats(s->be, &bs);
 		tmp.segments = bs.segments;
 		tmp.segments_libipt = bs.segments_fallback;
+		tmp.pieces_ahead = bs.pieces_ahead;
+		tmp.pieces_redone = bs.pieces_redone;
 	}
 	memcpy(st, &tmp, n);
 	st->sz = n;

@@ -21,6 +21,9 @@ struct backend_stats {
 	 * found in the cache, runs replayed from the run memo (for
 	 * benchmarks and debugging) */
 	uint64_t blocks_built, block_hits, memo_hits;
+	/* CoreSight: pieces of units decoded ahead on another thread, and
+	 * of those redone in order as the states at the join differed */
+	uint64_t pieces_ahead, pieces_redone;
 };
 
 /* ptd_block.ctx of a block of one instruction event (see next_blocks) */
