@@ -387,8 +387,13 @@ static void atom(struct csf_src *s, int taken, uint64_t index)
 	s->addr = b->end;
 	if (taken && b->type == OCSD_INSTR_BR)
 		s->addr = b->target;
-	else if (taken && b->type == OCSD_INSTR_BR_INDIRECT)
+	else if (taken && b->type == OCSD_INSTR_BR_INDIRECT) {
+		/* the block it went to last time: checked against the
+		 * address packet to come */
 		s->need_addr = 1;
+		s->hint = &b->succ[1];
+		s->hint_gen = s->f->gen;
+	}
 	if (!s->need_addr) {
 		s->hint = &b->succ[taken && b->type == OCSD_INSTR_BR];
 		s->hint_gen = s->f->gen;
@@ -493,7 +498,6 @@ static void commit(struct csf_src *s, uint32_t n)
 		case SE_ADDR:
 			s->addr = e->val;
 			s->need_addr = 0;
-			s->hint = NULL;
 			break;
 		case SE_CTXT:
 			if (e->updated)
@@ -1129,11 +1133,16 @@ static int st_put(uint64_t **b, size_t *n, size_t *cap, uint64_t v)
 	return 0;
 }
 
+static int in_mask(const uint64_t *mask, unsigned id)
+{
+	return (int)(mask[id >> 6] >> (id & 63) & 1);
+}
+
 /* Appends the walk's state to b: all that decides its elements from here
- * on given the same records (every source's decoder state and element
- * stack, the chunk's pid and time).  Returns -1 out of memory. */
-static int save_state(struct csfast *f, uint64_t **b, size_t *n,
-		      size_t *cap)
+ * on given the same records (the decoder state and element stack of every
+ * source in mask, the chunk's pid and time).  Returns -1 out of memory. */
+static int save_state(struct csfast *f, const uint64_t *mask, uint64_t **b,
+		      size_t *n, size_t *cap)
 {
 	const struct cs_dec *d = f->d;
 	int rc = st_put(b, n, cap, (uint32_t)d->pid) |
@@ -1142,6 +1151,8 @@ static int save_state(struct csfast *f, uint64_t **b, size_t *n,
 	for (size_t k = 0; k < f->nids && !rc; k++) {
 		struct csf_src *s = &f->src[f->ids[k]];
 
+		if (!in_mask(mask, f->ids[k]))
+			continue;
 		rc |= st_put(b, n, cap, (uint64_t)s->state |
 			     (uint64_t)s->need_ctxt << 8 |
 			     (uint64_t)s->need_addr << 16 |
@@ -1169,9 +1180,10 @@ static int save_state(struct csfast *f, uint64_t **b, size_t *n,
 	return rc ? -1 : 0;
 }
 
-/* The walk's state from what save_state wrote.  Returns -1 out of
- * memory. */
-static int load_state(struct csfast *f, const uint64_t *b)
+/* The walk's state from what save_state wrote (sources outside mask keep
+ * theirs).  Returns -1 out of memory. */
+static int load_state(struct csfast *f, const uint64_t *mask,
+		      const uint64_t *b)
 {
 	struct cs_dec *d = f->d;
 
@@ -1180,8 +1192,11 @@ static int load_state(struct csfast *f, const uint64_t *b)
 	b += 2;
 	for (size_t k = 0; k < f->nids; k++) {
 		struct csf_src *s = &f->src[f->ids[k]];
-		size_t n = (size_t)b[1];
+		size_t n;
 
+		if (!in_mask(mask, f->ids[k]))
+			continue;
+		n = (size_t)b[1];
 		s->state = (int)(b[0] & 0xff);
 		s->need_ctxt = (int)(b[0] >> 8 & 0xff);
 		s->need_addr = (int)(b[0] >> 16 & 0xff);
@@ -1290,6 +1305,12 @@ void csfast_walk_piece(struct cs_dec *hd, struct csfast *o,
 	}
 	memcpy(w->ids, o->ids, o->nids);
 	w->nids = o->nids;
+	/* the sources the piece has records of: the others are left to the
+	 * owner's state at the join */
+	pc->mask[0] = pc->mask[1] = 0;
+	for (size_t r = pc->r0; r < pc->r1; r++)
+		if (o->rec[r].type != PK_CHUNK)
+			pc->mask[o->rec[r].id >> 6 & 1] |= 1ull << (o->rec[r].id & 63);
 	c = &od->cb->q[od->u->q].chunks[pc->chunk];
 	wd->pid = c->pid;
 	wd->time = c->time;
@@ -1303,7 +1324,8 @@ void csfast_walk_piece(struct cs_dec *hd, struct csfast *o,
 			pc->snap_rec[pc->nsnap] = r + 1;
 			pc->snap_el[pc->nsnap] = wd->el_n;
 			pc->snap_off[pc->nsnap] = pc->st_n;
-			if (save_state(w, &pc->st, &pc->st_n, &pc->st_cap))
+			if (save_state(w, pc->mask, &pc->st, &pc->st_n,
+				       &pc->st_cap))
 				wd->nomem = 1;
 			pc->nsnap++;
 			next = r + 1 + gap;
@@ -1311,7 +1333,8 @@ void csfast_walk_piece(struct cs_dec *hd, struct csfast *o,
 	}
 	pc->st_end = pc->st_n;
 	pc->snap_off[pc->nsnap] = pc->st_end;
-	if (!wd->nomem && save_state(w, &pc->st, &pc->st_n, &pc->st_cap))
+	if (!wd->nomem &&
+	    save_state(w, pc->mask, &pc->st, &pc->st_n, &pc->st_cap))
 		wd->nomem = 1;
 	pc->nomem = wd->nomem;
 	pc->el = wd->el;
@@ -1373,7 +1396,9 @@ static void walk_to_rec(struct csfast *f, size_t end)
 /* Joins piece pc, walked from reset: the owner walks on to each of the
  * piece's states in turn; at the first equal to its own, the piece's
  * elements from there on are the owner's, and so is its state at the
- * piece's end.  Returns 1 when joined. */
+ * piece's end.  Sources the piece has no records of (nor end of trace)
+ * make none of its elements: they are not compared and keep the owner's
+ * state.  Returns 1 when joined. */
 static int join(struct csfast *f, struct cs_piece *pc)
 {
 	struct cs_dec *d = f->d;
@@ -1383,7 +1408,8 @@ static int join(struct csfast *f, struct cs_piece *pc)
 
 		walk_to_rec(f, pc->snap_rec[i]);
 		f->cmp_n = 0;
-		if (d->nomem || save_state(f, &f->cmp, &f->cmp_n, &f->cmp_cap)) {
+		if (d->nomem ||
+		    save_state(f, pc->mask, &f->cmp, &f->cmp_n, &f->cmp_cap)) {
 			d->nomem = 1;
 			return 0;
 		}
@@ -1393,7 +1419,7 @@ static int join(struct csfast *f, struct cs_piece *pc)
 		add = pc->n - pc->snap_el[i];
 		if (util_grow((void **)&d->el, &d->el_cap, d->el_n + add,
 			      sizeof(*d->el)) ||
-		    load_state(f, pc->st + pc->st_end)) {
+		    load_state(f, pc->mask, pc->st + pc->st_end)) {
 			d->nomem = 1;
 			return 0;
 		}

@@ -37,11 +37,12 @@ struct csfast;
  * element of the walk, the walk's state at up to CS_PIECE_SNAPS records
  * (snap_rec[i]: after records [r0, snap_rec[i]), snap_el[i] elements out
  * by then, snap_off[i]: where its state starts in st) and at r1 (at
- * st_end). */
+ * st_end), states of the sources in mask only. */
 #define CS_PIECE_SNAPS 4
 struct cs_piece {
 	int state;               /* CS_PIECE_* */
 	size_t r0, r1, chunk;    /* chunk: the one record r0 is in */
+	uint64_t mask[2];        /* the trace IDs it has records of */
 	int nomem;
 	struct cs_elem *el;
 	size_t n;
