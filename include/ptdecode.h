@@ -629,6 +629,12 @@ struct ptd_stats {
 	 * session's warnings while decoding) */
 	uint64_t clock_fallback_queues;
 	uint64_t clock_fallback_events;
+	/* CoreSight -j N: pieces of a trace buffer (runs of packets from an
+	 * A-sync) decoded ahead on another thread, and of those redone in
+	 * order as the decoder's state at the join was not the one the
+	 * piece reached (docs/ARCHITECTURE.md, "The fast ETMv4 path") */
+	uint64_t pieces_ahead;
+	uint64_t pieces_redone;
 };
 
 PTD_API int ptd_get_stats(const struct ptd_session *s, struct ptd_stats *st);

@@ -432,6 +432,8 @@ int ptd_get_stats(const struct ptd_session *s, struct ptd_stats *st)
 		tmp.segments_libipt = bs.segments_fallback;
 		tmp.clock_fallback_queues = bs.clock_fallback_queues;
 		tmp.clock_fallback_events = bs.clock_fallback_events;
+		tmp.pieces_ahead = bs.pieces_ahead;
+		tmp.pieces_redone = bs.pieces_redone;
 	}
 	memcpy(st, &tmp, n);
 	st->sz = n;

@@ -25,6 +25,9 @@ struct backend_stats {
 	 * perf's timing could not be followed (queuemerge.h), and the
 	 * events handed out so */
 	uint64_t clock_fallback_queues, clock_fallback_events;
+	/* CoreSight: pieces of units decoded ahead on another thread, and
+	 * of those redone in order as the states at the join differed */
+	uint64_t pieces_ahead, pieces_redone;
 };
 
 /* ptd_block.ctx of a block of one instruction event (see next_blocks) */

@@ -840,6 +840,9 @@ void view_print_stats(FILE *out, int json, const struct ptd_stats *st,
 	if (st->segments)
 		fprintf(out, "segments: %" PRIu64 " (%" PRIu64 " decoded by libipt)\n",
 			st->segments, st->segments_libipt);
+	if (st->pieces_ahead || st->pieces_redone)
+		fprintf(out, "pieces decoded ahead: %" PRIu64 " (%" PRIu64 " redone)\n",
+			st->pieces_ahead + st->pieces_redone, st->pieces_redone);
 	if (st->cpu_unknown)
 		fprintf(out, "cpu unknown to libipt: %" PRIu64 "\n", st->cpu_unknown);
 	if (st->unsupported_packets)

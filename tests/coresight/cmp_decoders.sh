@@ -10,6 +10,13 @@
 #   - a snapshot INPUT as a perf.data whose buffer is repeated as 8
 #     AUXTRACE records, clean and with every third garbled
 #     (units the fast path must leave to OpenCSD).
+# At -j2 the fast path runs again with PTD_CS_PIECE_TEST=1: every unit of
+# more than a few hundred packets cut into pieces, each walked ahead from
+# reset and joined where the states match (csfast.c), which must not
+# change a byte either.  The "pieces decoded ahead" line of --stats is left
+# out of the comparisons (it counts work, and differs with -j).  With
+# PIECES_KEPT_MIN=N in the environment, that run must keep at least N
+# pieces walked ahead (joined, not redone) on INPUT.
 # It also prints how many units the fast path decoded (csranges -u), so
 # that a run where it decoded none is seen.
 # Exit 0 = same, 1 = different, 77 = skipped (shared traces absent).
@@ -43,19 +50,30 @@ same() {
 	for v in $views; do
 		view=$(echo "$v" | tr ':' ' ')
 		for j in 1 2; do
-			for d in opencsd fast; do
+			ds="opencsd fast"
+			[ $j = 2 ] && ds="$ds pieces"
+			for d in $ds; do
+				dec=$d
+				[ $d = pieces ] && dec=fast
 				# shellcheck disable=SC2086
-				"$ptd" -j$j --decoder=$d $view "$@" "$file" >"$tmp/out.$d" 2>"$tmp/err.$d"
+				if [ $d = pieces ]; then
+					PTD_CS_PIECE_TEST=1 "$ptd" -j$j --decoder=$dec $view "$@" "$file" >"$tmp/out.$d" 2>"$tmp/err.$d"
+				else
+					"$ptd" -j$j --decoder=$dec $view "$@" "$file" >"$tmp/out.$d" 2>"$tmp/err.$d"
+				fi
 				echo "exit $?" >>"$tmp/out.$d"
+				sed -i '/^pieces decoded ahead: /d' "$tmp/out.$d"
 			done
-			if ! cmp -s "$tmp/out.opencsd" "$tmp/out.fast" ||
-			   ! cmp -s "$tmp/err.opencsd" "$tmp/err.fast"; then
-				echo "FAIL $name $view -j$j: fast differs from opencsd:"
-				diff "$tmp/out.opencsd" "$tmp/out.fast" | head -6
-				diff "$tmp/err.opencsd" "$tmp/err.fast" | head -4
-				fail=1
-			fi
-			n=$((n + 1))
+			for d in ${ds#opencsd }; do
+				if ! cmp -s "$tmp/out.opencsd" "$tmp/out.$d" ||
+				   ! cmp -s "$tmp/err.opencsd" "$tmp/err.$d"; then
+					echo "FAIL $name $view -j$j: $d differs from opencsd:"
+					diff "$tmp/out.opencsd" "$tmp/out.$d" | head -6
+					diff "$tmp/err.opencsd" "$tmp/err.$d" | head -4
+					fail=1
+				fi
+				n=$((n + 1))
+			done
 		done
 	done
 	insns=$("$ptd" -j1 --decoder=opencsd --stats "$@" "$file" 2>/dev/null | sed -n 's/^instructions: //p')
@@ -64,6 +82,16 @@ same() {
 
 s=$(basename "$in")
 same "$s" "$in" "$views_all" "$@"
+pieces=$(PTD_CS_PIECE_TEST=1 "$ptd" -j1 --stats "$@" "$in" 2>/dev/null | sed -n 's/^pieces decoded ahead: //p')
+echo "$s: pieces decoded ahead (PTD_CS_PIECE_TEST=1 -j1): ${pieces:-none}"
+if [ -n "${PIECES_KEPT_MIN:-}" ]; then
+	ahead=${pieces%% *}
+	redone=$(echo "$pieces" | sed -n 's/.*(\([0-9]*\) redone)/\1/p')
+	if [ $((${ahead:-0} - ${redone:-0})) -lt "$PIECES_KEPT_MIN" ]; then
+		echo "FAIL $s: fewer than $PIECES_KEPT_MIN pieces joined (${pieces:-none})"
+		fail=1
+	fi
+fi
 if [ -d "$in" ]; then
 	"$csr" -u "$in" 2>/dev/null | sed "s/^/$s: /"
 	make_copies "$s2p" "$in" "$copies" "$tmp"

@@ -276,6 +276,16 @@ static void cs_destroy(struct backend *b)
 	free(cb);
 }
 
+static void cs_get_stats(const struct backend *b, struct backend_stats *st)
+{
+	const struct cs_backend *cb = (const struct cs_backend *)b;
+
+	memset(st, 0, sizeof(*st));
+	st->pieces_ahead = __atomic_load_n(&cb->pieces_ahead, __ATOMIC_RELAXED);
+	st->pieces_redone = __atomic_load_n(&cb->pieces_redone,
+					    __ATOMIC_RELAXED);
+}
+
 void coresight_fast_units(const struct backend *b, uint64_t *fast,
 			  uint64_t *fallback)
 {
@@ -319,6 +329,7 @@ static struct cs_backend *cs_new(void)
 	cb->b.next = csevent_next;
 	cb->b.errmsg = cs_errmsg;
 	cb->b.progress = cs_progress;
+	cb->b.get_stats = cs_get_stats;
 	cb->b.destroy = cs_destroy;
 	return cb;
 }

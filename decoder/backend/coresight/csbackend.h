@@ -60,6 +60,9 @@ struct cs_backend {
 	unsigned threads;
 	int fast;                /* ETMv4 units on the fast path (csfast) */
 	uint64_t units_fast, units_fallback;  /* atomic */
+	/* pieces of units walked ahead by another thread (csfast): results
+	 * kept, and redone by the owner as the states did not match */
+	uint64_t pieces_ahead, pieces_redone;  /* atomic */
 
 	/* the consumer's decoder, and the elements being consumed (its own
 	 * or a pool result's) */

@@ -64,6 +64,8 @@ struct cs_dec {
 	/* the fast ETMv4 path (csfast), and whether it decodes the unit */
 	struct csfast *fast;
 	int fast_on;
+	/* a pool thread's walker of other units' pieces (csfast) */
+	struct csfast *piece;
 };
 
 /* Starts unit u on d: its queue's tree (made if d has another one),

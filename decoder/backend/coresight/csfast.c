@@ -4,6 +4,7 @@
 #include "csfast.h"
 #include "csbackend.h"
 #include "csdec.h"
+#include "cspool.h"
 #include "cstree.h"
 #include "imgstore.h"
 #include "ptdecode.h"
@@ -85,6 +86,14 @@ struct csfast {
 	int recording;
 	struct csf_pkt *rec;
 	size_t rec_n, rec_cap, rec_pos;
+	/* the sources of the tree, by trace ID */
+	uint8_t ids[128];
+	size_t nids;
+	/* pieces of the unit walked ahead (cspool.h), and a state compared */
+	int pieces_tried;
+	struct cs_piece_set set;
+	uint64_t *cmp;
+	size_t cmp_n, cmp_cap;
 };
 
 /* The atom packets, and the address packets without a context. */
@@ -281,7 +290,8 @@ static struct cs_elem *elem(struct csf_src *s, uint16_t type, uint64_t index)
 	struct cs_dec *d = s->f->d;
 	struct cs_elem *e;
 
-	if (util_grow((void **)&d->el, &d->el_cap, d->el_n + 1,
+	if (d->el_n == d->el_cap &&
+	    util_grow((void **)&d->el, &d->el_cap, d->el_n + 1,
 		      sizeof(*d->el))) {
 		d->nomem = 1;
 		return NULL;
@@ -377,8 +387,13 @@ static void atom(struct csf_src *s, int taken, uint64_t index)
 	s->addr = b->end;
 	if (taken && b->type == OCSD_INSTR_BR)
 		s->addr = b->target;
-	else if (taken && b->type == OCSD_INSTR_BR_INDIRECT)
+	else if (taken && b->type == OCSD_INSTR_BR_INDIRECT) {
+		/* the block it went to last time: checked against the
+		 * address packet to come */
 		s->need_addr = 1;
+		s->hint = &b->succ[1];
+		s->hint_gen = s->f->gen;
+	}
 	if (!s->need_addr) {
 		s->hint = &b->succ[taken && b->type == OCSD_INSTR_BR];
 		s->hint_gen = s->f->gen;
@@ -483,7 +498,6 @@ static void commit(struct csf_src *s, uint32_t n)
 		case SE_ADDR:
 			s->addr = e->val;
 			s->need_addr = 0;
-			s->hint = NULL;
 			break;
 		case SE_CTXT:
 			if (e->updated)
@@ -802,7 +816,8 @@ static void take(struct csfast *f, struct csf_src *s, const struct csf_pkt *r)
 	}
 	if (!f->recording)
 		return;
-	if (util_grow((void **)&f->rec, &f->rec_cap, f->rec_n + 1,
+	if (f->rec_n == f->rec_cap &&
+	    util_grow((void **)&f->rec, &f->rec_cap, f->rec_n + 1,
 		      sizeof(*f->rec))) {
 		f->recording = 0;
 		return;
@@ -957,12 +972,14 @@ static void src_setup(struct csf_src *s, struct csfast *f,
 	/* BC.cond (bit 4 set) is a branch from OpenCSD 1.5 on */
 	s->bcond_mask = lib >= 0x010500 ? 0xff000000 : 0xff000010;
 	src_reset(s);
+	f->ids[f->nids++] = id;
 }
 
 static int make_tree(struct csfast *f, const struct csq *q)
 {
 	dcd_tree_handle_t t;
 
+	f->nids = 0;
 	cstree_lock();
 	t = ocsd_create_dcd_tree(q->formatted ? OCSD_TRC_SRC_FRAME_FORMATTED
 				 : OCSD_TRC_SRC_SINGLE, q->dfmt_flags);
@@ -1101,6 +1118,349 @@ static int library_ok(void)
 	return 1;
 }
 
+/* ---- pieces walked ahead ------------------------------------------------ */
+
+/* Records per piece of a unit (PTD_CS_PIECE_TEST: the owner walks every
+ * piece ahead itself, so that tests join pieces at any thread count). */
+#define CSF_PIECE_RECS 8192
+#define CSF_PIECE_RECS_TEST 256
+
+static int st_put(uint64_t **b, size_t *n, size_t *cap, uint64_t v)
+{
+	if (*n == *cap && util_grow((void **)b, cap, *n + 1, sizeof(**b)))
+		return -1;
+	(*b)[(*n)++] = v;
+	return 0;
+}
+
+static int in_mask(const uint64_t *mask, unsigned id)
+{
+	return (int)(mask[id >> 6] >> (id & 63) & 1);
+}
+
+/* Appends the walk's state to b: all that decides its elements from here
+ * on given the same records (the decoder state and element stack of every
+ * source in mask, the chunk's pid and time).  Returns -1 out of memory. */
+static int save_state(struct csfast *f, const uint64_t *mask, uint64_t **b,
+		      size_t *n, size_t *cap)
+{
+	const struct cs_dec *d = f->d;
+	int rc = st_put(b, n, cap, (uint32_t)d->pid) |
+		 st_put(b, n, cap, d->time);
+
+	for (size_t k = 0; k < f->nids && !rc; k++) {
+		struct csf_src *s = &f->src[f->ids[k]];
+
+		if (!in_mask(mask, f->ids[k]))
+			continue;
+		rc |= st_put(b, n, cap, (uint64_t)s->state |
+			     (uint64_t)s->need_ctxt << 8 |
+			     (uint64_t)s->need_addr << 16 |
+			     (uint64_t)s->pending_addr << 24 |
+			     (uint64_t)s->spec << 32);
+		rc |= st_put(b, n, cap, s->n);
+		rc |= st_put(b, n, cap, s->addr);
+		rc |= st_put(b, n, cap, s->last_index);
+		for (size_t i = 0; i < s->n && !rc; i++) {
+			const struct csf_se *e = se_at(s, i);
+
+			rc |= st_put(b, n, cap, (uint64_t)e->type |
+				     (uint64_t)e->sf << 8 |
+				     (uint64_t)e->updated << 16 |
+				     (uint64_t)e->upd_c << 24 |
+				     (uint64_t)e->upd_v << 32 |
+				     (uint64_t)e->prev_same << 40 |
+				     (uint64_t)e->natoms << 48);
+			rc |= st_put(b, n, cap, e->bits | (uint64_t)e->ctxid << 32);
+			rc |= st_put(b, n, cap, e->vmid | (uint64_t)e->exnum << 32);
+			rc |= st_put(b, n, cap, e->val);
+			rc |= st_put(b, n, cap, e->index);
+		}
+	}
+	return rc ? -1 : 0;
+}
+
+/* The walk's state from what save_state wrote (sources outside mask keep
+ * theirs).  Returns -1 out of memory. */
+static int load_state(struct csfast *f, const uint64_t *mask,
+		      const uint64_t *b)
+{
+	struct cs_dec *d = f->d;
+
+	d->pid = (int32_t)(uint32_t)b[0];
+	d->time = b[1];
+	b += 2;
+	for (size_t k = 0; k < f->nids; k++) {
+		struct csf_src *s = &f->src[f->ids[k]];
+		size_t n;
+
+		if (!in_mask(mask, f->ids[k]))
+			continue;
+		n = (size_t)b[1];
+		s->state = (int)(b[0] & 0xff);
+		s->need_ctxt = (int)(b[0] >> 8 & 0xff);
+		s->need_addr = (int)(b[0] >> 16 & 0xff);
+		s->pending_addr = (int)(b[0] >> 24 & 0xff);
+		s->spec = (uint32_t)(b[0] >> 32);
+		s->addr = b[2];
+		s->last_index = b[3];
+		s->hint = NULL;
+		b += 4;
+		if (n > s->cap) {
+			size_t cap = s->cap ? s->cap : 64;
+			struct csf_se *ne;
+
+			while (cap < n)
+				cap *= 2;
+			if (!(ne = malloc(cap * sizeof(*ne))))
+				return -1;
+			free(s->se);
+			s->se = ne;
+			s->cap = cap;
+		}
+		s->tail = 0;
+		s->n = n;
+		for (size_t i = 0; i < n; i++, b += 5) {
+			struct csf_se *e = &s->se[i];
+
+			memset(e, 0, sizeof(*e));
+			e->type = (uint8_t)b[0];
+			e->sf = (uint8_t)(b[0] >> 8);
+			e->updated = (uint8_t)(b[0] >> 16);
+			e->upd_c = (uint8_t)(b[0] >> 24);
+			e->upd_v = (uint8_t)(b[0] >> 32);
+			e->prev_same = (uint8_t)(b[0] >> 40);
+			e->natoms = (uint8_t)(b[0] >> 48);
+			e->bits = (uint32_t)b[1];
+			e->ctxid = (uint32_t)(b[1] >> 32);
+			e->vmid = (uint32_t)b[2];
+			e->exnum = (uint32_t)(b[2] >> 32);
+			e->val = b[3];
+			e->index = b[4];
+		}
+	}
+	return 0;
+}
+
+/* Whether a walk from reset has settled: every source it met decodes,
+ * with its context and address known (a state the sequential walk may
+ * share). */
+static int settled(const struct csfast *f)
+{
+	int any = 0;
+
+	for (size_t k = 0; k < f->nids; k++) {
+		const struct csf_src *s = &f->src[f->ids[k]];
+
+		if (s->state == ST_NO_SYNC)
+			continue;
+		if (s->state != ST_DECODE || s->need_ctxt || s->need_addr)
+			return 0;
+		any = 1;
+	}
+	return any;
+}
+
+void csfast_walk_piece(struct cs_dec *hd, struct csfast *o,
+		       struct cs_piece *pc)
+{
+	struct csfast *w = hd->piece;
+	const struct cs_dec *od = o->d;
+	const struct coresight_chunk *c;
+	struct cs_dec *wd;
+	size_t gap, next;
+
+	pc->n = pc->nsnap = pc->st_n = pc->st_end = 0;
+	pc->nomem = 0;
+	pc->el = NULL;
+	if (!w) {
+		w = calloc(1, sizeof(*w));
+		wd = calloc(1, sizeof(*wd));
+		if (!w || !wd) {
+			free(w);
+			free(wd);
+			pc->nomem = 1;
+			return;
+		}
+		w->d = wd;
+		hd->piece = w;
+	}
+	wd = w->d;
+	wd->cb = od->cb;
+	wd->u = od->u;
+	wd->el_n = 0;
+	wd->nomem = 0;
+	/* the owner's sources, from reset; their stacks stay the walker's */
+	for (size_t k = 0; k < o->nids; k++) {
+		struct csf_src *s = &w->src[o->ids[k]];
+		struct csf_se *se = s->se;
+		size_t cap = s->cap;
+
+		*s = o->src[o->ids[k]];
+		s->f = w;
+		s->se = se;
+		s->cap = cap;
+		s->last_index = 0;
+		src_reset(s);
+	}
+	memcpy(w->ids, o->ids, o->nids);
+	w->nids = o->nids;
+	/* the sources the piece has records of: the others are left to the
+	 * owner's state at the join */
+	pc->mask[0] = pc->mask[1] = 0;
+	for (size_t r = pc->r0; r < pc->r1; r++)
+		if (o->rec[r].type != PK_CHUNK)
+			pc->mask[o->rec[r].id >> 6 & 1] |= 1ull << (o->rec[r].id & 63);
+	c = &od->cb->q[od->u->q].chunks[pc->chunk];
+	wd->pid = c->pid;
+	wd->time = c->time;
+	/* states to join at, spread over the piece */
+	gap = (pc->r1 - pc->r0) / (CS_PIECE_SNAPS + 1) + 1;
+	next = pc->r0;
+	for (size_t r = pc->r0; r < pc->r1 && !wd->nomem; r++) {
+		replay(w, &o->rec[r]);
+		if (pc->nsnap < CS_PIECE_SNAPS && r + 1 >= next &&
+		    r + 1 < pc->r1 && settled(w)) {
+			pc->snap_rec[pc->nsnap] = r + 1;
+			pc->snap_el[pc->nsnap] = wd->el_n;
+			pc->snap_off[pc->nsnap] = pc->st_n;
+			if (save_state(w, pc->mask, &pc->st, &pc->st_n,
+				       &pc->st_cap))
+				wd->nomem = 1;
+			pc->nsnap++;
+			next = r + 1 + gap;
+		}
+	}
+	pc->st_end = pc->st_n;
+	pc->snap_off[pc->nsnap] = pc->st_end;
+	if (!wd->nomem &&
+	    save_state(w, pc->mask, &pc->st, &pc->st_n, &pc->st_cap))
+		wd->nomem = 1;
+	pc->nomem = wd->nomem;
+	pc->el = wd->el;
+	pc->n = wd->el_n;
+	wd->el = NULL;
+	wd->el_n = wd->el_cap = 0;
+}
+
+static void pieces_free(struct cs_piece_set *set)
+{
+	for (size_t k = 0; k < set->n; k++) {
+		free(set->p[k].el);
+		free(set->p[k].st);
+	}
+	free(set->p);
+	set->p = NULL;
+	set->n = 0;
+}
+
+/* Cuts the unit's records into pieces of about len records, each but the
+ * first starting at an A-sync.  Returns 1 when there are two or more. */
+static int cut_pieces(struct csfast *f, size_t len)
+{
+	struct cs_piece_set *set = &f->set;
+	size_t max = f->rec_n / len + 1, n = 1, chunk = f->d->u->c0;
+
+	pieces_free(set);
+	if (max < 2 || !(set->p = calloc(max, sizeof(*set->p))))
+		return 0;
+	set->p[0].chunk = chunk;
+	for (size_t r = 0; r < f->rec_n && n < max; r++) {
+		const struct csf_pkt *k = &f->rec[r];
+
+		if (k->type == PK_CHUNK)
+			chunk = k->aux;
+		else if (k->type == ETM4_PKT_I_ASYNC &&
+			 r >= set->p[n - 1].r0 + len) {
+			set->p[n - 1].r1 = r;
+			set->p[n].r0 = r;
+			set->p[n].chunk = chunk;
+			n++;
+		}
+	}
+	set->p[n - 1].r1 = f->rec_n;
+	set->n = n;
+	set->owner = f;
+	if (n < 2)
+		pieces_free(set);
+	return n >= 2;
+}
+
+/* The sequential walk, on to record end. */
+static void walk_to_rec(struct csfast *f, size_t end)
+{
+	while (f->rec_pos < end && !f->d->nomem)
+		replay(f, &f->rec[f->rec_pos++]);
+}
+
+/* Joins piece pc, walked from reset: the owner walks on to each of the
+ * piece's states in turn; at the first equal to its own, the piece's
+ * elements from there on are the owner's, and so is its state at the
+ * piece's end.  Sources the piece has no records of (nor end of trace)
+ * make none of its elements: they are not compared and keep the owner's
+ * state.  Returns 1 when joined. */
+static int join(struct csfast *f, struct cs_piece *pc)
+{
+	struct cs_dec *d = f->d;
+
+	for (size_t i = 0; i < pc->nsnap && !pc->nomem; i++) {
+		size_t len = pc->snap_off[i + 1] - pc->snap_off[i], add;
+
+		walk_to_rec(f, pc->snap_rec[i]);
+		f->cmp_n = 0;
+		if (d->nomem ||
+		    save_state(f, pc->mask, &f->cmp, &f->cmp_n, &f->cmp_cap)) {
+			d->nomem = 1;
+			return 0;
+		}
+		if (f->cmp_n != len ||
+		    memcmp(f->cmp, pc->st + pc->snap_off[i], len * sizeof(*f->cmp)))
+			continue;
+		add = pc->n - pc->snap_el[i];
+		if (util_grow((void **)&d->el, &d->el_cap, d->el_n + add,
+			      sizeof(*d->el)) ||
+		    load_state(f, pc->mask, pc->st + pc->st_end)) {
+			d->nomem = 1;
+			return 0;
+		}
+		memcpy(d->el + d->el_n, pc->el + pc->snap_el[i],
+		       add * sizeof(*d->el));
+		d->el_n += add;
+		f->rec_pos = pc->r1;
+		return 1;
+	}
+	return 0;
+}
+
+/* The whole unit, its pieces offered to the pool's threads. */
+static void run_pieces(struct csfast *f, int test)
+{
+	struct cs_dec *d = f->d;
+	struct cs_piece_set *set = &f->set;
+	int offered = cspool_pieces_offer(d->cb, set);
+
+	walk_to_rec(f, set->p[0].r1);
+	for (size_t k = 1; k < set->n && !d->nomem; k++) {
+		struct cs_piece *pc = &set->p[k];
+		int mine = cspool_piece_take(d->cb, set, k);
+
+		if (mine && test) {
+			csfast_walk_piece(d, f, pc);
+			mine = 0;
+		}
+		if (!mine)
+			__atomic_add_fetch(join(f, pc) ? &d->cb->pieces_ahead :
+					   &d->cb->pieces_redone, 1,
+					   __ATOMIC_RELAXED);
+		walk_to_rec(f, pc->r1);
+		free(pc->el);
+		pc->el = NULL;
+	}
+	if (offered)
+		cspool_pieces_retract(d->cb, set);
+	pieces_free(set);
+}
+
 int csfast_start(struct cs_dec *d, const struct cs_unit *u)
 {
 	const struct csq *q = &d->cb->q[u->q];
@@ -1130,6 +1490,7 @@ int csfast_start(struct cs_dec *d, const struct cs_unit *u)
 	f->failed = 0;
 	f->recording = u->bytes <= CSF_REC_MAX;
 	f->rec_n = f->rec_pos = 0;
+	f->pieces_tried = 0;
 	f->chunk = u->c0;
 	chunk_start(f);
 	while (!f->failed && !(rc = feed(f)))
@@ -1150,6 +1511,17 @@ void csfast_step(struct cs_dec *d)
 	struct csfast *f = d->fast;
 
 	d->call_start = d->el_n;
+	if (f->recording && !f->pieces_tried) {
+		int test = getenv("PTD_CS_PIECE_TEST") != NULL;
+
+		f->pieces_tried = 1;
+		if ((d->cb->pool || test) && f->rec_pos == 0 &&
+		    cut_pieces(f, test ? CSF_PIECE_RECS_TEST : CSF_PIECE_RECS)) {
+			run_pieces(f, test);
+			d->done = 1;
+			return;
+		}
+	}
 	if (f->recording) {
 		while (f->rec_pos < f->rec_n && !d->nomem &&
 		       d->el_n - d->call_start < CS_ELEM_HIGH)
@@ -1170,20 +1542,32 @@ void csfast_step(struct cs_dec *d)
 	}
 }
 
-void csfast_free(struct cs_dec *d)
+static void fast_free(struct csfast *f)
 {
-	struct csfast *f = d->fast;
-
-	if (!f)
-		return;
 	destroy_tree(f);
 	cache_clear(f);
 	free(f->all);
 	free(f->rec);
 	for (size_t i = 0; i < 128; i++)
 		free(f->src[i].se);
+	pieces_free(&f->set);
+	free(f->cmp);
 	free(f);
+}
+
+void csfast_free(struct cs_dec *d)
+{
+	if (d->fast)
+		fast_free(d->fast);
 	d->fast = NULL;
+	if (d->piece) {
+		struct cs_dec *wd = d->piece->d;
+
+		fast_free(d->piece);
+		free(wd->el);
+		free(wd);
+	}
+	d->piece = NULL;
 }
 
 #endif /* PTD_HAVE_OPENCSD */

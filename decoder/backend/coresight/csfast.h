@@ -44,6 +44,12 @@ int csfast_start(struct cs_dec *d, const struct cs_unit *u);
  * elements appended to d->el; sets d->done at the unit's end. */
 void csfast_step(struct cs_dec *d);
 
+/* Walks piece pc of owner's unit from reset (on a pool thread's decoder
+ * d, whose own unit is not touched), its elements and states into pc. */
+struct cs_piece;
+void csfast_walk_piece(struct cs_dec *d, struct csfast *owner,
+		       struct cs_piece *pc);
+
 /* Frees d's fast-path state. */
 void csfast_free(struct cs_dec *d);
 

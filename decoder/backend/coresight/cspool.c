@@ -4,6 +4,7 @@
 #include "cspool.h"
 #include "csbackend.h"
 #include "csdec.h"
+#include "csfast.h"
 #include "ptdecode.h"
 #include "util.h"
 
@@ -18,6 +19,9 @@
  * elements never pile up in memory. */
 #define CS_UNIT_BYTES (64u << 10)
 #define CS_UNIT_BIG (16u << 20)
+/* A unit this big may be cut into pieces (csfast): worth a pool of its
+ * own. */
+#define CS_PIECE_BYTES (16u << 10)
 /* Units decoded ahead of the consumer, per thread. */
 #define CS_AHEAD 2
 
@@ -43,6 +47,7 @@ struct cs_pool {
 	size_t active;             /* units being decoded with the log off */
 	size_t excl_wait;          /* threads waiting for exclusive mode */
 	int excl, stop;
+	struct cs_piece_set *sets;  /* pieces on offer */
 };
 
 int cspool_add_units(struct cs_backend *cb, size_t qi, char *err,
@@ -164,6 +169,84 @@ static void run_unit(struct cs_pool *p, struct cs_dec *d, size_t i)
 	pthread_cond_broadcast(&p->cond);
 }
 
+/* Walks a piece on offer, if any, on d (lock held on entry and exit).
+ * Returns 1 after walking one. */
+static int help_piece(struct cs_pool *p, struct cs_dec *d)
+{
+	for (struct cs_piece_set *s = p->sets; s; s = s->next)
+		for (size_t k = 1; k < s->n; k++) {
+			struct cs_piece *pc = &s->p[k];
+
+			if (pc->state != CS_PIECE_FREE)
+				continue;
+			pc->state = CS_PIECE_RUNNING;
+			pthread_mutex_unlock(&p->lock);
+			csfast_walk_piece(d, s->owner, pc);
+			pthread_mutex_lock(&p->lock);
+			pc->state = CS_PIECE_DONE;
+			pthread_cond_broadcast(&p->cond);
+			return 1;
+		}
+	return 0;
+}
+
+int cspool_pieces_offer(struct cs_backend *cb, struct cs_piece_set *set)
+{
+	struct cs_pool *p = cb->pool;
+
+	if (!p)
+		return 0;
+	pthread_mutex_lock(&p->lock);
+	set->next = p->sets;
+	p->sets = set;
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+	return 1;
+}
+
+int cspool_piece_take(struct cs_backend *cb, struct cs_piece_set *set,
+		      size_t k)
+{
+	struct cs_pool *p = cb->pool;
+	struct cs_piece *pc = &set->p[k];
+	int mine;
+
+	if (!p) {
+		pc->state = CS_PIECE_MINE;
+		return 1;
+	}
+	pthread_mutex_lock(&p->lock);
+	if (pc->state == CS_PIECE_FREE)
+		pc->state = CS_PIECE_MINE;
+	while (pc->state == CS_PIECE_RUNNING)
+		pthread_cond_wait(&p->cond, &p->lock);
+	mine = pc->state == CS_PIECE_MINE;
+	pthread_mutex_unlock(&p->lock);
+	return mine;
+}
+
+void cspool_pieces_retract(struct cs_backend *cb, struct cs_piece_set *set)
+{
+	struct cs_pool *p = cb->pool;
+	struct cs_piece_set **pp;
+
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->lock);
+	for (size_t k = 1; k < set->n; k++) {
+		if (set->p[k].state == CS_PIECE_FREE)
+			set->p[k].state = CS_PIECE_MINE;
+		while (set->p[k].state == CS_PIECE_RUNNING)
+			pthread_cond_wait(&p->cond, &p->lock);
+	}
+	for (pp = &p->sets; *pp; pp = &(*pp)->next)
+		if (*pp == set) {
+			*pp = set->next;
+			break;
+		}
+	pthread_mutex_unlock(&p->lock);
+}
+
 static void *pool_main(void *arg)
 {
 	struct cs_dec *d = arg;
@@ -174,7 +257,8 @@ static void *pool_main(void *arg)
 		size_t i = claim_next(p);
 
 		if (i == d->cb->nunits) {
-			pthread_cond_wait(&p->cond, &p->lock);
+			if (!help_piece(p, d))
+				pthread_cond_wait(&p->cond, &p->lock);
 			continue;
 		}
 		run_unit(p, d, i);
@@ -250,6 +334,7 @@ void cspool_start(struct cs_backend *cb, unsigned threads)
 {
 	struct cs_pool *p;
 	size_t small = 0;
+	int pieces = 0;
 
 	if (threads == 0) {
 		long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -257,9 +342,13 @@ void cspool_start(struct cs_backend *cb, unsigned threads)
 		threads = n > 0 ? (unsigned)n : 1;
 	}
 	cb->threads = threads;
-	for (size_t i = 0; i < cb->nunits; i++)
+	for (size_t i = 0; i < cb->nunits; i++) {
 		small += cb->units[i].bytes <= CS_UNIT_BIG;
-	if (threads < 2 || small < 2)
+		pieces |= cb->units[i].bytes >= CS_PIECE_BYTES &&
+			  cb->units[i].bytes <= CS_UNIT_BIG;
+	}
+	/* one unit: a pool only to walk pieces of it (csfast) */
+	if (threads < 2 || small < 1 || (small == 1 && !(cb->fast && pieces)))
 		return;
 	if (threads - 1 > small)
 		threads = (unsigned)small + 1;
@@ -383,7 +472,8 @@ static int take_result(struct cs_backend *cb)
 		if (p->res[i].state != CS_FREE) {
 			i = claim_next(p);
 			if (i == cb->nunits) {
-				pthread_cond_wait(&p->cond, &p->lock);
+				if (!help_piece(p, &cb->main))
+					pthread_cond_wait(&p->cond, &p->lock);
 				continue;
 			}
 		} else {
