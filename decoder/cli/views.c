@@ -814,6 +814,9 @@ void view_print_stats(FILE *out, int json, const struct ptd_stats *st,
 			fprintf(out, ",\"clock_fallback_queues\":%" PRIu64
 				",\"clock_fallback_events\":%" PRIu64,
 				st->clock_fallback_queues, st->clock_fallback_events);
+		if (st->pieces_ahead)
+			fprintf(out, ",\"pieces_ahead\":%" PRIu64 ",\"pieces_redone\":%"
+				PRIu64, st->pieces_ahead, st->pieces_redone);
 		fputs(",\"address_filters\":[", out);
 		for (int n = 0, first = 1; n < 4; n++) {
 			if (!st->addr_cfg[n])
@@ -840,9 +843,9 @@ void view_print_stats(FILE *out, int json, const struct ptd_stats *st,
 	if (st->segments)
 		fprintf(out, "segments: %" PRIu64 " (%" PRIu64 " decoded by libipt)\n",
 			st->segments, st->segments_libipt);
-	if (st->pieces_ahead || st->pieces_redone)
+	if (st->pieces_ahead)
 		fprintf(out, "pieces decoded ahead: %" PRIu64 " (%" PRIu64 " redone)\n",
-			st->pieces_ahead + st->pieces_redone, st->pieces_redone);
+			st->pieces_ahead, st->pieces_redone);
 	if (st->cpu_unknown)
 		fprintf(out, "cpu unknown to libipt: %" PRIu64 "\n", st->cpu_unknown);
 	if (st->unsupported_packets)

@@ -1448,10 +1448,12 @@ static void run_pieces(struct csfast *f, int test)
 			csfast_walk_piece(d, f, pc);
 			mine = 0;
 		}
-		if (!mine)
-			__atomic_add_fetch(join(f, pc) ? &d->cb->pieces_ahead :
-					   &d->cb->pieces_redone, 1,
-					   __ATOMIC_RELAXED);
+		if (!mine) {
+			__atomic_add_fetch(&d->cb->pieces_ahead, 1, __ATOMIC_RELAXED);
+			if (!join(f, pc))
+				__atomic_add_fetch(&d->cb->pieces_redone, 1,
+						   __ATOMIC_RELAXED);
+		}
 		walk_to_rec(f, pc->r1);
 		free(pc->el);
 		pc->el = NULL;
