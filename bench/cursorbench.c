@@ -11,7 +11,12 @@
  *     (right after a seek), call stacks with symbols and lines at random points, and
  *     (N / 10, at least 5) whole-thread searches for an address the
  *     trace never runs (a breakpoint that is never hit: the whole trace
- *     is searched), against the linear decode.
+ *     is searched), against the linear decode;
+ *   - with CURSORBENCH_LINE=FILE:LINE, as many whole-thread searches for
+ *     where that source line is entered (forwards from the first
+ *     position, backwards from the last, each to the end of the thread);
+ *   - with CURSORBENCH_NO_COUNT=1, no count-only decode (the peak RSS is
+ *     then the index build's and the cursor's alone).
  * Prints one "name value" line per number (bench/run reads them).
  */
 #include <inttypes.h>
@@ -91,10 +96,36 @@ static struct ptd_index *build(const char *trace, struct ptd_session **s,
 	return ix;
 }
 
+/* The median of n / 10 (at least 5) searches to the end of the thread,
+ * forwards from its first position and backwards from its last in turn;
+ * *hits (when asked): the last one's matches. */
+static double whole_searches(struct ptd_cursor *c, struct ptd_find_opts *fo,
+			     uint64_t positions, double *v, int n, unsigned int *hits)
+{
+	int m = n / 10 < 5 ? 5 : n / 10, i;
+	unsigned int found, h = 0;
+	double t;
+
+	if (m > n)
+		m = n;
+	for (i = 0; i < m; i++) {
+		fo->backward = i & 1;
+		ptd_cursor_seek_pos(c, fo->backward ? positions - 1 : 0);
+		h = 0;
+		t = now();
+		while (ptd_cursor_find(c, fo, &found) == 0)
+			h += !!(found & fo->what & ~PTD_FIND_STOP);
+		v[i] = now() - t;
+	}
+	if (hits)
+		*hits = h;
+	return median(v, m);
+}
+
 int main(int argc, char **argv)
 {
 	struct ptd_open_opts co = { .sz = sizeof(co), .flags = PTD_OPEN_COUNT_ONLY };
-	int n = argc > 2 ? atoi(argv[2]) : 200, i, m;
+	int n = argc > 2 ? atoi(argv[2]) : 200, i;
 	struct ptd_session *s;
 	struct ptd_index *ix;
 	struct ptd_cursor *c;
@@ -119,7 +150,8 @@ int main(int argc, char **argv)
 	if (ptd_open(&s, argv[1], &co) < 0)
 		fail("open", s);
 	t = now();
-	while (ptd_next_blocks(s, &b, &nb, &ev, &have) == 0)
+	while (!getenv("CURSORBENCH_NO_COUNT") &&
+	       ptd_next_blocks(s, &b, &nb, &ev, &have) == 0)
 		;
 	tcount = now() - t;
 	ptd_get_stats(s, &st);
@@ -210,23 +242,26 @@ int main(int argc, char **argv)
 		struct ptd_addr_range none = { 0x10, 0x11 };
 		struct ptd_find_opts fo = { .sz = sizeof(fo), .what = PTD_FIND_ADDR,
 					    .ranges = &none, .nranges = 1 };
-		unsigned int found;
 
-		m = n / 10 < 5 ? 5 : n / 10;
-		if (m > n)
-			m = n;
-		for (i = 0; i < m; i++) {
-			fo.backward = i & 1;
-			ptd_cursor_seek_pos(c, fo.backward ? it.positions - 1 : 0);
-			t = now();
-			while (ptd_cursor_find(c, &fo, &found) == 0)
-				;
-			v[i] = now() - t;
-		}
-		tsearch = median(v, m);
+		tsearch = whole_searches(c, &fo, it.positions, v, n, NULL);
 		printf("search_whole_ms %.3f\nsearch_vs_count %.1f\n", tsearch * 1e3,
 		       tcount / tsearch);
 	}
+	if (getenv("CURSORBENCH_LINE") && strchr(getenv("CURSORBENCH_LINE"), ':')) {
+		char file[512];
+		struct ptd_find_opts fo = { .sz = sizeof(fo), .what = PTD_FIND_LINE,
+					    .file = file };
+		unsigned int hits;
+
+		snprintf(file, sizeof(file), "%s", getenv("CURSORBENCH_LINE"));
+		*strrchr(file, ':') = 0;
+		fo.line = (unsigned int)atoi(strrchr(getenv("CURSORBENCH_LINE"), ':') + 1);
+		tsearch = whole_searches(c, &fo, it.positions, v, n, &hits);
+		printf("line_search_whole_ms %.3f\nline_search_hits %u\n"
+		       "line_search_vs_count %.1f\n", tsearch * 1e3, hits,
+		       tcount / tsearch);
+	}
+	printf("peak_rss_end_mb %ld\n", peak_rss_mb());
 	ptd_cursor_close(c);
 	ptd_index_free(ix);
 	ptd_close(s);

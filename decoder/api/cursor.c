@@ -6,6 +6,7 @@
 #include "fastpt_seek.h"
 #include "imgstore.h"
 #include "input.h"
+#include "linebreak.h"
 #include "session.h"
 #include "symbols.h"
 #include "trace_index.h"
@@ -55,6 +56,16 @@ struct ptd_cursor {
 	size_t fcap;
 	char **files;
 	size_t nfiles, filecap;
+	/* the address ranges of the last PTD_FIND_LINE's line (lspans < 0:
+	 * not known, every address may be on it), and those with the
+	 * find's own address ranges */
+	char *lfile;
+	unsigned int lline;
+	int lspans;
+	struct ptd_addr_range *ls;
+	size_t nls;
+	struct ptd_addr_range *sel;
+	size_t selcap;
 	struct lc_ent lc[LC_SIZE];
 	unsigned int flags;             /* enum ptd_cursor_flags */
 	struct ptd_frame *xfr;          /* inline frames being expanded */
@@ -160,6 +171,9 @@ void ptd_cursor_close(struct ptd_cursor *c)
 	for (k = 0; k < NVIEW; k++)
 		tix_view_free(&c->views[k].v);
 	fastpt_reader_free(c->rd);
+	free(c->lfile);
+	free(c->ls);
+	free(c->sel);
 	free(c->files);
 	free(c->stk);
 	free(c->fst);
@@ -499,11 +513,20 @@ static int in_ranges(uint64_t ip, const struct ptd_find_opts *f)
 	return 0;
 }
 
-/* Can any instruction of run r match f (only addresses and depths)?
+/* What a search can match, for passing runs and pieces: f, and the
+ * addresses where it can (its own, and those of its line). */
+struct fsel {
+	const struct ptd_find_opts *f;
+	const struct ptd_addr_range *r;
+	size_t nr;
+};
+
+/* Can any instruction of run r match (only addresses and depths)?
  * base: the view's depth at its start. */
-static int run_may_match(const struct tix_run *r, const struct ptd_find_opts *f,
+static int run_may_match(const struct tix_run *r, const struct fsel *fs,
 			 int32_t d0, int32_t base)
 {
+	const struct ptd_find_opts *f = fs->f;
 	int32_t d = base + r->depth;
 	size_t k;
 
@@ -511,19 +534,18 @@ static int run_may_match(const struct tix_run *r, const struct ptd_find_opts *f,
 		return 0;
 	if ((f->what & PTD_FIND_DEPTH_BELOW) && d < d0)
 		return 1;
-	if (f->what & PTD_FIND_ADDR)
-		for (k = 0; k < f->nranges; k++)
-			if (f->ranges[k].start <= r->ip + r->last_off &&
-			    f->ranges[k].end > r->ip)
-				return 1;
+	for (k = 0; k < fs->nr; k++)
+		if (fs->r[k].start <= r->ip + r->last_off && fs->r[k].end > r->ip)
+			return 1;
 	return 0;
 }
 
 /* Can piece k match f: from its summary (no stop in it, the depths it
  * reaches, the code it runs)? */
 static int piece_may_match(const struct ptd_cursor *c, size_t k,
-			   const struct ptd_find_opts *f, int32_t d0)
+			   const struct fsel *fs, int32_t d0)
 {
+	const struct ptd_find_opts *f = fs->f;
 	const struct tix_piece_sum *p = &c->ti->ps[k];
 	int64_t low = (int64_t)p->depth0 + p->min_delta;
 
@@ -533,15 +555,15 @@ static int piece_may_match(const struct ptd_cursor *c, size_t k,
 		return 0;
 	if ((f->what & PTD_FIND_DEPTH_BELOW) && low < d0)
 		return 1;
-	return (f->what & PTD_FIND_ADDR) &&
-	       tix_code_may_hit(c->ix, p, f->ranges, f->nranges);
+	return fs->nr && tix_code_may_hit(c->ix, p, fs->r, fs->nr);
 }
 
 /* One move of a search: past the pieces that cannot match when at a
  * piece's border (by_piece), else one position. */
-static int find_move(struct ptd_cursor *c, const struct ptd_find_opts *f,
+static int find_move(struct ptd_cursor *c, const struct fsel *fs,
 		     int32_t d0, int by_piece)
 {
+	const struct ptd_find_opts *f = fs->f;
 	size_t q;
 	int rc;
 
@@ -550,7 +572,7 @@ static int find_move(struct ptd_cursor *c, const struct ptd_find_opts *f,
 	if (!f->backward) {
 		if (!at_piece_end(c))
 			return fwd1(c);
-		for (q = c->piece + 1; q < c->ti->nps && !piece_may_match(c, q, f, d0); q++)
+		for (q = c->piece + 1; q < c->ti->nps && !piece_may_match(c, q, fs, d0); q++)
 			;
 		if (q == c->piece + 1)
 			return fwd1(c);
@@ -569,7 +591,7 @@ static int find_move(struct ptd_cursor *c, const struct ptd_find_opts *f,
 	}
 	if (c->run || c->i)
 		return back1(c);
-	for (q = c->piece; q > 0 && !piece_may_match(c, q - 1, f, d0); q--)
+	for (q = c->piece; q > 0 && !piece_may_match(c, q - 1, fs, d0); q--)
 		;
 	if (q == c->piece)
 		return back1(c);
@@ -587,16 +609,70 @@ static int find_move(struct ptd_cursor *c, const struct ptd_find_opts *f,
 	return 0;
 }
 
+/* The addresses of f's line (c->ls; known: c->lspans > 0), from the
+ * line tables of the session's images, kept for the next find on it. */
+static int line_spans(struct ptd_cursor *c, const struct ptd_find_opts *f)
+{
+	int rc;
+
+	if (c->lspans && c->lline == f->line && !strcmp(c->lfile, f->file))
+		return 0;
+	free(c->lfile);
+	free(c->ls);
+	c->ls = NULL;
+	c->nls = 0;
+	c->lspans = 0;
+	if (!(c->lfile = strdup(f->file)))
+		return PTD_ERR_NOMEM;
+	c->lline = f->line;
+	rc = linebreak_line_spans(c->ix->s, f->file, f->line, &c->ls, &c->nls);
+	if (rc == PTD_ERR_NOMEM)
+		return rc;
+	c->lspans = rc ? -1 : 1;
+	return 0;
+}
+
+/* fs for f: its address ranges, and its line's when it looks for one
+ * (then 0: runs and pieces can be passed; 1: not). */
+static int find_sel(struct ptd_cursor *c, const struct ptd_find_opts *f,
+		    struct fsel *fs, int *lines)
+{
+	size_t na = (f->what & PTD_FIND_ADDR) ? f->nranges : 0;
+	int rc;
+
+	fs->f = f;
+	fs->r = na ? f->ranges : NULL;
+	fs->nr = na;
+	/* a change of line can be anywhere */
+	*lines = !!(f->what & (PTD_FIND_LINE_CHANGE | PTD_FIND_STMT_CHANGE));
+	if (*lines || !(f->what & PTD_FIND_LINE))
+		return 0;
+	if ((rc = line_spans(c, f)))
+		return rc;
+	if (c->lspans < 0) {
+		*lines = 1;
+		return 0;
+	}
+	if (util_grow((void **)&c->sel, &c->selcap, na + c->nls + 1, sizeof(*c->sel)))
+		return PTD_ERR_NOMEM;
+	if (na)
+		memcpy(c->sel, f->ranges, na * sizeof(*c->sel));
+	if (c->nls)
+		memcpy(c->sel + na, c->ls, c->nls * sizeof(*c->sel));
+	fs->r = c->sel;
+	fs->nr = na + c->nls;
+	return 0;
+}
+
 int ptd_cursor_find(struct ptd_cursor *c, const struct ptd_find_opts *f,
 		    unsigned int *found)
 {
-	/* Without line conditions a run (a piece) that cannot match is
-	 * passed whole. */
-	int by_run = !(f && (f->what & (PTD_FIND_LINE | PTD_FIND_LINE_CHANGE |
-					PTD_FIND_STMT_CHANGE)));
+	/* Runs (pieces) that cannot match are passed whole: without line
+	 * conditions, or when the line's addresses are known. */
 	unsigned int dummy, line0 = 0;
+	struct fsel fs;
 	int32_t d0;
-	int file0 = -1;
+	int file0 = -1, by_run, lines, rc;
 
 	if (!found)
 		found = &dummy;
@@ -605,14 +681,17 @@ int ptd_cursor_find(struct ptd_cursor *c, const struct ptd_find_opts *f,
 	    ((f->what & PTD_FIND_ADDR) && f->nranges && !f->ranges) ||
 	    ((f->what & PTD_FIND_LINE) && !f->file))
 		return PTD_ERR_INVAL;
+	if ((rc = find_sel(c, f, &fs, &lines)))
+		return rc;
+	by_run = !lines;
 	d0 = cur_depth(c);
 	if (f->what & (PTD_FIND_LINE_CHANGE | PTD_FIND_STMT_CHANGE))
 		line_here(c, &file0, &line0);
 	for (;;) {
 		const struct tix_run *r;
 		unsigned int m = 0;
-		int rc = find_move(c, f, d0, by_run);
 
+		rc = find_move(c, &fs, d0, by_run);
 		if (rc)
 			return rc;
 		r = &c->t->runs[c->run];
@@ -620,7 +699,7 @@ int ptd_cursor_find(struct ptd_cursor *c, const struct ptd_find_opts *f,
 			*found = PTD_FIND_STOP;
 			return 0;
 		}
-		if (by_run && !run_may_match(r, f, d0, c->ps->depth0)) {
+		if (by_run && !run_may_match(r, &fs, d0, c->ps->depth0)) {
 			/* past every following run that cannot match either,
 			 * to the last (first) position of the last one: the
 			 * next move leaves it */
@@ -630,12 +709,12 @@ int ptd_cursor_find(struct ptd_cursor *c, const struct ptd_find_opts *f,
 
 			if (f->backward) {
 				while (k > 0 && runs[k - 1].ninsn &&
-				       !run_may_match(&runs[k - 1], f, d0, base))
+				       !run_may_match(&runs[k - 1], &fs, d0, base))
 					k--;
 				set_at(c, k, 0);
 			} else {
 				while (k + 1 < c->t->nruns && runs[k + 1].ninsn &&
-				       !run_may_match(&runs[k + 1], f, d0, base))
+				       !run_may_match(&runs[k + 1], &fs, d0, base))
 					k++;
 				set_at(c, k, runs[k].ninsn - 1);
 			}

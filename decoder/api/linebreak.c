@@ -8,6 +8,7 @@
 #include "session.h"
 #include "symbols.h"
 #include "util.h"
+#include "dyntext.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -159,5 +160,93 @@ int ptd_func_addrs(struct ptd_session *s, int pid, const char *name,
 		add_addrs(addrs, max, &total, buf, m < 16 ? m : 16, bias);
 	}
 	*n = total;
+	return 0;
+}
+
+struct spans {
+	struct ptd_addr_range *r;
+	size_t n, cap;
+	uint64_t bias;
+};
+
+static int add_span(void *ctx, uint64_t start, uint64_t end)
+{
+	struct spans *sp = ctx;
+
+	if (util_grow((void **)&sp->r, &sp->cap, sp->n + 1, sizeof(*sp->r)))
+		return PTD_ERR_NOMEM;
+	sp->r[sp->n].start = start + sp->bias;
+	/* an open end (a unit's last row) or one past the address space */
+	sp->r[sp->n].end = end == UINT64_MAX || end + sp->bias < start + sp->bias ?
+			   UINT64_MAX : end + sp->bias;
+	sp->n++;
+	return 0;
+}
+
+static int range_cmp(const void *a, const void *b)
+{
+	const struct ptd_addr_range *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+int linebreak_line_spans(struct ptd_session *s, const char *file,
+			 unsigned int line, struct ptd_addr_range **out,
+			 size_t *n)
+{
+	struct spans sp = { 0 };
+	struct imgstore_hit hit;
+	size_t i, k, m = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (!s || !file)
+		return PTD_ERR_INVAL;
+	if (!s->in)
+		return 0;
+	if (s->in->dt && dyntext_range_count(s->in->dt))
+		return PTD_ERR_UNSUPPORTED;
+	for (i = 0; imgstore_version_at(s->in->st, i, &hit) == 0; i++) {
+		const char *debug;
+		int rc, dup = 0;
+
+		if (!hit.elf_path || symbols_elf_of(s, &hit, &debug, &sp.bias))
+			continue;
+		/* versions of one file at one bias (processes, times): once */
+		for (k = 0; k < i && !dup; k++) {
+			struct imgstore_hit h;
+			const char *d;
+			uint64_t b;
+
+			dup = imgstore_version_at(s->in->st, k, &h) == 0 &&
+			      h.elf_path && !strcmp(h.elf_path, hit.elf_path) &&
+			      symbols_elf_of(s, &h, &d, &b) == 0 && b == sp.bias;
+		}
+		if (dup)
+			continue;
+		rc = linetab_line_spans(symbols_linetab(s), hit.elf_path, debug,
+					file, line, add_span, &sp);
+		/* a file that does not open has no lines for srcline either,
+		 * unless its debug file has them */
+		if (rc == PTD_ERR_NOMEM || rc == PTD_ERR_UNSUPPORTED ||
+		    (rc == PTD_ERR_IO && debug)) {
+			if (rc == PTD_ERR_IO)
+				rc = PTD_ERR_UNSUPPORTED;
+			free(sp.r);
+			return rc;
+		}
+	}
+	/* sorted, overlapping and touching ones merged */
+	util_sort(sp.r, sp.n, sizeof(*sp.r), range_cmp);
+	for (k = 0; k < sp.n; k++) {
+		if (m && sp.r[k].start <= sp.r[m - 1].end) {
+			if (sp.r[k].end > sp.r[m - 1].end)
+				sp.r[m - 1].end = sp.r[k].end;
+			continue;
+		}
+		sp.r[m++] = sp.r[k];
+	}
+	*out = sp.r;
+	*n = m;
 	return 0;
 }

@@ -807,6 +807,109 @@ int linetab_addrs(struct linetab *lt, const char *path, const char *debug,
 	return 0;
 }
 
+/* The last path component. */
+static const char *base_of(const char *p)
+{
+	const char *b = strrchr(p, '/');
+
+	return b ? b + 1 : p;
+}
+
+static int addr_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The spans of one unit: see linetab_line_spans. */
+static int unit_spans(Dwarf_Die *cu, const char *want, unsigned int line,
+		      int (*add)(void *, uint64_t, uint64_t), void *ctx,
+		      uint64_t **addrs, size_t *cap)
+{
+	Dwarf_Lines *lines;
+	Dwarf_Files *files;
+	size_t nl, nf, k, na = 0;
+	int any = 0, rc;
+
+	if (dwarf_getsrclines(cu, &lines, &nl) != 0 ||
+	    dwarf_getsrcfiles(cu, &files, &nf) != 0)
+		return 0;
+	for (k = 0; k < nf && !any; k++) {
+		const char *f = dwarf_filesrc(files, k, NULL, NULL);
+
+		any = f && !strcmp(base_of(f), want);
+	}
+	if (!any)
+		return 0;
+	if (util_grow((void **)addrs, cap, nl ? nl : 1, sizeof(**addrs)))
+		return PTD_ERR_NOMEM;
+	for (k = 0; k < nl; k++) {
+		Dwarf_Addr a = 0;
+
+		dwarf_lineaddr(dwarf_onesrcline(lines, k), &a);
+		(*addrs)[na++] = a;
+	}
+	util_sort(*addrs, na, sizeof(**addrs), addr_cmp);
+	for (k = 0; k < nl; k++) {
+		Dwarf_Line *l = dwarf_onesrcline(lines, k);
+		Dwarf_Addr a = 0;
+		int lineno = 0;
+		const char *src;
+		size_t lo = 0, hi = na;
+
+		/* an end of sequence too: a lookup at its address may give
+		 * its row */
+		src = dwarf_linesrc(l, NULL, NULL);
+		if (dwarf_lineno(l, &lineno) != 0 ||
+		    (unsigned int)lineno != line || !src ||
+		    strcmp(base_of(src), want))
+			continue;
+		dwarf_lineaddr(l, &a);
+		while (lo < hi) {   /* the first row address above a */
+			size_t mid = lo + (hi - lo) / 2;
+
+			if ((*addrs)[mid] <= a)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		rc = add(ctx, a, lo < na ? (*addrs)[lo] : UINT64_MAX);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+int linetab_line_spans(struct linetab *lt, const char *path, const char *debug,
+		       const char *file, unsigned int line,
+		       int (*add)(void *ctx, uint64_t start, uint64_t end),
+		       void *ctx)
+{
+	Dwarf_Off off = 0, next;
+	struct lt_file *f;
+	uint64_t *addrs = NULL;
+	size_t hsize, cap = 0;
+	int rc = 0;
+
+	if (!lt || !path || !file || !add)
+		return PTD_ERR_INVAL;
+	if (!(f = get_file(lt, path, debug)))
+		return PTD_ERR_IO;
+	if (!f->dw)
+		return 0;
+	while (!rc && dwarf_nextcu(f->dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Die cudie;
+
+		if (dwarf_offdie(f->dw, off + hsize, &cudie))
+			rc = unit_spans(&cudie, base_of(file), line, add, ctx,
+					&addrs, &cap);
+		off = next;
+	}
+	free(addrs);
+	return rc;
+}
+
 struct func_find {
 	struct lt_file *f;
 	const char *name;
@@ -981,6 +1084,16 @@ int linetab_addrs(struct linetab *lt, const char *path, const char *debug,
 	(void)addrs, (void)max;
 	*n = 0;
 	*found_line = *shown_line = 0;
+	return PTD_ERR_UNSUPPORTED;
+}
+
+int linetab_line_spans(struct linetab *lt, const char *path, const char *debug,
+		       const char *file, unsigned int line,
+		       int (*add)(void *ctx, uint64_t start, uint64_t end),
+		       void *ctx)
+{
+	(void)lt, (void)path, (void)debug, (void)file, (void)line, (void)add;
+	(void)ctx;
 	return PTD_ERR_UNSUPPORTED;
 }
 

@@ -91,4 +91,16 @@ int linetab_inlines(struct linetab *lt, const char *path, const char *debug,
 		    uint64_t vaddr, struct linetab_inl *out, size_t max,
 		    size_t *n);
 
+/* Calls add(ctx, start, end) for address spans of that ELF file that
+ * together hold every address whose line (the row at or before it, as a
+ * DWARF lookup picks it) is line of a file named like file (the same
+ * last component): each row of that line up to the next greater row
+ * address of its unit.  More than the exact set where rows of several
+ * lines share an address: a filter in front of exact lookups.  Returns
+ * 0, add's error, or PTD_ERR_IO / PTD_ERR_UNSUPPORTED (no libdw). */
+int linetab_line_spans(struct linetab *lt, const char *path, const char *debug,
+		       const char *file, unsigned int line,
+		       int (*add)(void *ctx, uint64_t start, uint64_t end),
+		       void *ctx);
+
 #endif

@@ -94,9 +94,11 @@ static int get_file(struct srcline *s, const char *path, struct srcfile **out,
 	return 0;
 }
 
-/* 1 when a row of the line table begins a statement exactly at vaddr
- * (where a debugger's line step stops), with that row's line in *line. */
-static int stmt_start(Dwarf_Die *cu, uint64_t vaddr, int *line)
+/* 1 when a row of the line table of line begins a statement exactly at
+ * vaddr (where a debugger's line step stops).  The line stays the one a
+ * lookup of vaddr gives (the last row there, as gdb and ptd_source_line
+ * have it), also where rows of several lines share the address. */
+static int stmt_start(Dwarf_Die *cu, uint64_t vaddr, int line)
 {
 	Dwarf_Lines *lines;
 	size_t n, lo = 0, hi;
@@ -119,23 +121,21 @@ static int stmt_start(Dwarf_Die *cu, uint64_t vaddr, int *line)
 		Dwarf_Line *l = dwarf_onesrcline(lines, lo);
 		Dwarf_Addr a = 0;
 		bool stmt = false, end = false;
+		int lineno = 0;
 
 		dwarf_lineaddr(l, &a);
 		if (a != vaddr)
 			break;
 		dwarf_linebeginstatement(l, &stmt);
 		dwarf_lineendsequence(l, &end);
-		if (stmt && !end) {
-			dwarf_lineno(l, line);
+		if (stmt && !end && dwarf_lineno(l, &lineno) == 0 && lineno == line)
 			return 1;
-		}
 	}
 	return 0;
 }
 
 /* The line of vaddr in f's DWARF: 0, or PTD_ERR_NO_IMAGE.  With stmt,
- * *stmt says whether a statement starts at vaddr (and *line is then its
- * line). */
+ * *stmt says whether a statement of that line starts at vaddr. */
 static int file_line(struct srcfile *f, uint64_t vaddr, char *file,
 		     size_t filelen, int *line, int *stmt)
 {
@@ -157,7 +157,7 @@ static int file_line(struct srcfile *f, uint64_t vaddr, char *file,
 		snprintf(file, filelen, "%s", src);
 	*line = lineno;
 	if (stmt)
-		*stmt = stmt_start(&cu, vaddr, line);
+		*stmt = stmt_start(&cu, vaddr, lineno);
 	return 0;
 }
 

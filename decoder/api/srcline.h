@@ -39,8 +39,8 @@ int srcline_lookup(struct srcline *s, const char *path, const char *debug,
 		   char *err, size_t errlen);
 
 /* The same; *stmt (when stmt is not NULL) is 1 when a row of the line
- * table begins a statement exactly at vaddr (where a debugger's line step
- * stops; *line is then that row's line), else 0. */
+ * table of *line begins a statement exactly at vaddr (where a debugger's
+ * line step stops), else 0.  *line is the same as without stmt. */
 int srcline_lookup_stmt(struct srcline *s, const char *path,
 			const char *debug, uint64_t vaddr, char *file,
 			size_t filelen, int *line, int *stmt, char *err,

@@ -311,6 +311,7 @@ struct segres {
 	struct part *p;
 	size_t n, cap;
 	int fail;                  /* the fast path cannot index it */
+	int done;                  /* summarized (atomic) */
 };
 
 static struct part *part_of(struct segres *r, int32_t tid, int32_t pid)
@@ -482,49 +483,6 @@ static int summarize(struct fastpt_reader *rd, struct segres *res,
 	return 0;
 }
 
-struct bjob {
-	struct backend *be;
-	struct imgstore *st;
-	size_t nsegs;
-	size_t next;               /* atomic */
-	struct segres *res;
-	int err, fail;             /* atomic */
-};
-
-static void *build_worker(void *arg)
-{
-	struct bjob *j = arg;
-	struct fastpt_reader *rd;
-
-	if (fastpt_reader_new(j->be, &rd)) {
-		__atomic_store_n(&j->err, PTD_ERR_NOMEM, __ATOMIC_RELAXED);
-		return NULL;
-	}
-	for (;;) {
-		size_t i = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
-		int rc;
-
-		if (i >= j->nsegs || __atomic_load_n(&j->fail, __ATOMIC_RELAXED) ||
-		    __atomic_load_n(&j->err, __ATOMIC_RELAXED))
-			break;
-		rc = fastpt_reader_decode(rd, i);
-		if (rc == 1) {
-			__atomic_store_n(&j->fail, 1, __ATOMIC_RELAXED);
-			break;
-		}
-		if (rc < 0 || summarize(rd, &j->res[i], j->st) < 0) {
-			__atomic_store_n(&j->err, rc < 0 ? rc : PTD_ERR_NOMEM,
-					 __ATOMIC_RELAXED);
-			break;
-		}
-		if (j->res[i].fail)
-			__atomic_store_n(&j->fail, 1, __ATOMIC_RELAXED);
-		fastpt_reader_drop(rd);
-	}
-	fastpt_reader_free(rd);
-	return NULL;
-}
-
 static struct tix_tinfo *tinfo_of(struct ptd_index *ix, int32_t tid, int32_t pid)
 {
 	size_t i;
@@ -685,6 +643,93 @@ static void segres_free(struct segres *r, size_t n)
 	free(r);
 }
 
+struct bjob {
+	struct backend *be;
+	struct imgstore *img;      /* code bytes (summarize's signal returns) */
+	size_t nsegs;
+	size_t next;               /* atomic */
+	struct segres *res;
+	int err, fail;             /* atomic */
+	/* the caller's thread joins the summaries to the index in order as
+	 * they are done (only then are they freed: memory stays that of
+	 * the segments in flight, not of the trace) */
+	struct ptd_index *ix;
+	struct codeset *cs;
+	struct tstate **st;
+	size_t *stcap;
+	size_t joined;
+};
+
+static void segres_clear(struct segres *r)
+{
+	for (size_t k = 0; k < r->n; k++)
+		free(r->p[k].fr);
+	free(r->p);
+	r->p = NULL;
+	r->n = r->cap = 0;
+}
+
+/* Joins the summaries done next in order.  Returns 0 or -1 (memory). */
+static int join_done(struct bjob *j)
+{
+	while (j->joined < j->nsegs &&
+	       __atomic_load_n(&j->res[j->joined].done, __ATOMIC_ACQUIRE)) {
+		struct segres *r = &j->res[j->joined];
+
+		if (assemble(j->ix, j->cs, j->st, j->stcap, j->joined, r))
+			return -1;
+		segres_clear(r);
+		j->joined++;
+	}
+	return 0;
+}
+
+/* Decodes and summarizes segments, taken in order; the caller's thread
+ * (joiner) also joins them. */
+static void run_worker(struct bjob *j, int joiner)
+{
+	struct fastpt_reader *rd;
+
+	if (fastpt_reader_new(j->be, &rd)) {
+		__atomic_store_n(&j->err, PTD_ERR_NOMEM, __ATOMIC_RELAXED);
+		return;
+	}
+	for (;;) {
+		size_t i = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
+		int rc;
+
+		if (i >= j->nsegs || __atomic_load_n(&j->fail, __ATOMIC_RELAXED) ||
+		    __atomic_load_n(&j->err, __ATOMIC_RELAXED))
+			break;
+		rc = fastpt_reader_decode(rd, i);
+		if (rc == 1) {
+			__atomic_store_n(&j->fail, 1, __ATOMIC_RELAXED);
+			break;
+		}
+		if (rc < 0 || summarize(rd, &j->res[i], j->img) < 0) {
+			__atomic_store_n(&j->err, rc < 0 ? rc : PTD_ERR_NOMEM,
+					 __ATOMIC_RELAXED);
+			break;
+		}
+		if (j->res[i].fail)
+			__atomic_store_n(&j->fail, 1, __ATOMIC_RELAXED);
+		else
+			__atomic_store_n(&j->res[i].done, 1, __ATOMIC_RELEASE);
+		fastpt_reader_drop(rd);
+		if (joiner && join_done(j)) {
+			__atomic_store_n(&j->err, PTD_ERR_NOMEM, __ATOMIC_RELAXED);
+			break;
+		}
+	}
+	fastpt_reader_free(rd);
+}
+
+static void *build_worker(void *arg)
+{
+	run_worker(arg, 0);
+	return NULL;
+}
+
 /* The index from the fast decoder's segments, decoded on the session's
  * -j threads.  Returns 0, 1 when this trace needs the whole-thread
  * index (a segment the fast walk cannot decode, a stop of no known
@@ -705,7 +750,7 @@ static int build_fast(struct ptd_index *ix)
 	    (s->opts.flags & PTD_OPEN_COUNT_ONLY))
 		return 1;
 	j.be = s->be;
-	j.st = s->in ? s->in->st : NULL;
+	j.img = s->in ? s->in->st : NULL;
 	j.nsegs = fastpt_nsegments(s->be);
 	if (j.nsegs >= TIX_SEG_NONE)
 		return 1;
@@ -717,21 +762,24 @@ static int build_fast(struct ptd_index *ix)
 		free(th);
 		return PTD_ERR_NOMEM;
 	}
+	j.ix = ix;
+	j.cs = &cs;
+	j.st = &st;
+	j.stcap = &stcap;
 	/* the caller's thread is one of the nt */
 	for (i = 1; i < nt; i++)
 		if (pthread_create(&th[started], NULL, build_worker, &j) == 0)
 			started++;
-	build_worker(&j);
+	run_worker(&j, 1);
 	for (i = 0; i < started; i++)
 		pthread_join(th[i], NULL);
 	free(th);
+	if (!j.err && !j.fail && join_done(&j))
+		j.err = PTD_ERR_NOMEM;
 	if (j.err)
 		rc = j.err;
-	else if (j.fail)
+	else if (j.fail || j.joined < j.nsegs)
 		rc = 1;
-	for (i = 0; !rc && i < j.nsegs; i++)
-		if (assemble(ix, &cs, &st, &stcap, i, &j.res[i]))
-			rc = PTD_ERR_NOMEM;
 	segres_free(j.res, j.nsegs);
 	free(cs.slot);
 	free(st);
@@ -1021,6 +1069,8 @@ int tix_view_load(struct ptd_index *ix, struct fastpt_reader *rd,
 	rc = fastpt_reader_decode(rd, ps->seg);
 	if (rc)
 		return rc < 0 ? rc : PTD_ERR_DECODE;
+	/* the records are all the view needs: the trace's pages go */
+	fastpt_reader_drop(rd);
 	n = fastpt_reader_nrecs(rd);
 	memset(&ev, 0, sizeof(ev));
 	for (i = 0; i < n; i++) {

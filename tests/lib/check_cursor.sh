@@ -5,6 +5,10 @@
 #   trace, an index of PSB pieces (decoded again on demand) saved beside
 #   the trace and read back by a second session, with searches for
 #   addresses anywhere (the pieces' code summaries skip most pieces);
+# check_cursor.sh ORACLE lines PTSYNTH FX_LOOP: a ptsynth recording of a
+#   program with DWARF lines, PSBs every 512 bytes (pieces of ~8000
+#   instructions), with finds of source lines entered (the pieces their
+#   addresses cannot be in are passed) as well as of addresses;
 # check_cursor.sh ORACLE damaged CORRUPT_TOOL CAPTURE: on a copy of a
 #   capture whose trace has bytes flipped in the middle of its AUX data,
 #   so that the decode has errors: they must be positions the cursor stops
@@ -23,6 +27,15 @@ gen)
 pieces)
     "$tool" "$arg" 3000000 "$tmp/t.ptd" 13 >/dev/null
     exec "$oracle" "$tmp/t.ptd" 1000 - need-pieces index-file far-finds ;;
+lines)
+    # 400 arguments: 440 rounds of its loop, about 180 000 instructions
+    # shellcheck disable=SC2046
+    if ! "$tool" record --psb-period 512 -o "$tmp/t.ptd" -- "$arg" $(seq 1 400) \
+        >"$tmp/log" 2>&1; then
+        echo "check_cursor.sh: SKIP: ptsynth record failed: $(tail -1 "$tmp/log")"
+        exit 77
+    fi
+    exec "$oracle" "$tmp/t.ptd" 1000 - need-pieces far-finds need-line-entries ;;
 damaged)
     cp -r "$arg" "$tmp/t.ptd"
     "$tool" auxspan "$tmp/t.ptd/perf.data" >"$tmp/spans"

@@ -11,14 +11,18 @@
  * number and time) must give the same instruction, time and stack
  * (call sites and return addresses, then one unknown frame); walks
  * forwards then backwards must return to the same positions; finds
- * (depth below, an address, a line change) must stop where a linear scan
- * does (lines from ptd_source_line on a third session).
+ * (depth below, an address, a line change, a source line entered: a
+ * line of the thread's own, from anywhere, found across the trace with
+ * the pieces its addresses cannot be in passed) must stop where a linear
+ * scan does (lines from ptd_source_line on a third session).
  * Options: need-stops (the trace must have stops), no-line-finds,
  * need-pieces (the index must be of pieces decoded again on demand),
  * index-file (the index is built and saved beside the trace, then read
  * back by a second session, whose index is the one checked), far-finds
  * (also searches for addresses anywhere in the thread and for one never
- * run: the pieces' code summaries skip most of the trace). */
+ * run: the pieces' code summaries skip most of the trace),
+ * need-line-entries (line entry finds must have been checked: the
+ * program has DWARF lines). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -275,6 +279,27 @@ static int line_at(const struct rec *r, int32_t pid, const char **file,
 	return e->line != 0;
 }
 
+/* Does path name the file the user wrote (ptd_find_opts.file: the same,
+ * or its last components)? */
+static int names_file(const char *path, const char *want)
+{
+	size_t lp = strlen(path), lw = strlen(want);
+
+	if (lp == lw)
+		return !strcmp(path, want);
+	return lp > lw && path[lp - lw - 1] == '/' && !strcmp(path + lp - lw, want);
+}
+
+/* Is r on file:line? */
+static int rec_on(const struct rec *r, int32_t pid, const char *file,
+		  unsigned int line)
+{
+	const char *f;
+	unsigned int l;
+
+	return line_at(r, pid, &f, &l) && l == line && names_file(f, file);
+}
+
 static int same_insn(const struct ptd_cursor_pos *p, const struct rec *r)
 {
 	if (r->stop)
@@ -295,10 +320,12 @@ int main(int argc, char **argv)
 	double t0, tbuild, tseek = 0, tstack = 0, tstep = 0;
 	uint64_t nseek = 0, nstack = 0, nstep = 0, nfind = 0;
 	double tfind = 0;
-	uint64_t nstopchk = 0, linefinds = 0, farfinds = 0;
+	uint64_t nstopchk = 0, linefinds = 0, farfinds = 0, lineentries = 0;
+	uint64_t lpos[256];
+	size_t nlpos;
 	struct ptd_index_opts iopts = { .sz = sizeof(iopts) };
 	struct ptd_index_stats ist = { .sz = sizeof(ist) };
-	int opt_file = 0, opt_pieces = 0, opt_far = 0;
+	int opt_file = 0, opt_pieces = 0, opt_far = 0, opt_lines = 0;
 
 	if (argc < 2) {
 		fprintf(stderr, "usage: cursor_oracle TRACE [SAMPLES]\n");
@@ -313,6 +340,8 @@ int main(int argc, char **argv)
 			opt_pieces = 1;
 		else if (!strcmp(argv[k], "far-finds"))
 			opt_far = 1;
+		else if (!strcmp(argv[k], "need-line-entries"))
+			opt_lines = 1;
 	}
 	iopts.trace = argv[1];
 	iopts.flags = opt_file ? PTD_INDEX_FILE : 0;
@@ -704,19 +733,73 @@ int main(int argc, char **argv)
 			}
 			farfinds++;
 		}
+		/* Line entries: a line the thread runs somewhere (by its
+		 * path, or its last component), searched from anywhere both
+		 * ways, against a scan of every position. */
+		nlpos = 0;
+		for (j = 0; lines_s && j < t->n && nlpos < 256; j += 1 + t->n / 4096) {
+			const char *lf;
+			unsigned int line;
+			uint64_t q = (j + rnd() % (1 + t->n / 4096)) % t->n;
+
+			if (line_at(&t->r[q], pid, &lf, &line))
+				lpos[nlpos++] = q;
+		}
+		for (w = 0; nlpos && w < 24; w++) {
+			struct ptd_find_opts fo = { .sz = sizeof(fo), .what = PTD_FIND_LINE };
+			uint64_t pos = rnd() % t->n, q, want = UINT64_MAX;
+			const char *lf = NULL, *slash;
+			char file[256];
+			unsigned int line = 0, found;
+			int back = (int)(w & 1), rc;
+
+			line_at(&t->r[lpos[rnd() % nlpos]], pid, &lf, &line);
+			slash = strrchr(lf, '/');
+			snprintf(file, sizeof(file), "%s", w % 4 >= 2 && slash ? slash + 1 : lf);
+			for (q = pos; back ? q-- > 0 : ++q < t->n;)
+				if (t->r[q].stop ||
+				    (rec_on(&t->r[q], pid, file, line) &&
+				     (!q || !rec_on(&t->r[q - 1], pid, file, line)))) {
+					want = q;
+					break;
+				}
+			fo.backward = back;
+			fo.file = file;
+			fo.line = line;
+			ptd_cursor_seek_pos(c, pos);
+			rc = ptd_cursor_find(c, &fo, &found);
+			ptd_cursor_get(c, &p);
+			if (want == UINT64_MAX)
+				CHECK(rc == PTD_ERR_END && !found &&
+				      p.pos == (back ? 0 : t->n - 1),
+				      "line find %s:%u from %" PRIu64 ": rc %d pos %"
+				      PRIu64 ", want the end", file, line, pos, rc, p.pos);
+			else
+				CHECK(rc == 0 && p.pos == want &&
+				      found == (t->r[want].stop ? PTD_FIND_STOP : PTD_FIND_LINE),
+				      "line find %s:%u %s from %" PRIu64 ": rc %d pos %"
+				      PRIu64 " found %u, want %" PRIu64, file, line,
+				      back ? "back" : "fwd", pos, rc, p.pos, found, want);
+			lineentries++;
+		}
 		ptd_cursor_close(c);
 		free(insn_of);
 	}
 	printf("cursor_oracle: %zu threads, %" PRIu64 " positions; checked %"
 	       PRIu64 " positions, %" PRIu64 " stacks, %" PRIu64 " walks, %"
-	       PRIu64 " finds, %" PRIu64 " line finds, %" PRIu64 " far finds; index built in %.3f s; mean seek %.1f us, "
+	       PRIu64 " finds, %" PRIu64 " line finds, %" PRIu64 " line entry finds, %"
+	       PRIu64 " far finds; index built in %.3f s; mean seek %.1f us, "
 	       "stack %.1f us, step %.2f us, find %.1f ns a position; "
 	       "%d failures\n",
-	       nth, total, checked, stacks, walks, finds, linefinds, farfinds, tbuild,
+	       nth, total, checked, stacks, walks, finds, linefinds, lineentries,
+	       farfinds, tbuild,
 	       nseek ? tseek / nseek * 1e6 : 0.0,
 	       nstack ? tstack / nstack * 1e6 : 0.0,
 	       nstep ? tstep / nstep * 1e6 : 0.0,
 	       nfind ? tfind / nfind * 1e9 : 0.0, fails);
+	if (opt_lines)
+		CHECK(lineentries >= 20, "only %" PRIu64 " line entry finds checked "
+		      "(no DWARF lines?)", lineentries);
 	if (argc > 3 && !strcmp(argv[3], "need-stops")) {
 		uint64_t nstops = 0;
 

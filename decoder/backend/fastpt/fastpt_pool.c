@@ -100,7 +100,7 @@ static void run_segment(struct worker *w, struct segment *seg)
 	 * (the gap event says where the flow went on, intelpt.h) */
 	if (fq->failed ||
 	    (fq->q.end_gap && (size_t)(seg - fq->segs) + 1 == fq->nsegs) ||
-	    walk_decode_segment(w, fq, seg)) {
+	    seg_load(fq, seg) || walk_decode_segment(w, fq, seg)) {
 		/* the consumer switches this queue to libipt */
 		seg_reset_output(seg);
 		seg->fallback = 1;
@@ -224,9 +224,8 @@ static void drop_segment_bytes(struct fast_backend *fb, struct segment *seg)
 	struct fqueue *fq = &fb->queues[seg->queue];
 	uintptr_t to;
 
-	if (seg->owned) {
-		free(seg->owned);
-		seg->owned = NULL;
+	if (seg->straddles) {
+		seg_unload(seg);
 		return;
 	}
 	to = ((uintptr_t)seg->data + (seg->end - seg->start)) & ~(uintptr_t)4095;

@@ -45,14 +45,15 @@ static void queue_pieces(const struct fqueue *fq, const struct intelpt_piece **p
 	*n = 1;
 }
 
-/* The bytes of [start, end): a pointer into one piece, or a copy when the
- * range straddles pieces.  Pieces are in offset order and segments are
- * asked for in order, so *first (the first piece that can still hold a
- * segment) only moves forward: linear in pieces + segments. */
+/* The bytes of [start, end): a pointer into one piece, or, when the range
+ * straddles pieces, marked so (seg_load copies it when it is decoded)
+ * once the pieces are known to cover it.  Pieces are in offset order and
+ * segments are asked for in order, so *first (the first piece that can
+ * still hold a segment) only moves forward: linear in pieces + segments. */
 static int seg_bytes(const struct intelpt_piece *pc, size_t n, size_t *first,
 		     struct segment *s)
 {
-	uint64_t len = s->end - s->start, done = 0;
+	uint64_t at = s->start;
 
 	while (*first < n && pc[*first].offset + pc[*first].size <= s->start)
 		++*first;
@@ -61,22 +62,13 @@ static int seg_bytes(const struct intelpt_piece *pc, size_t n, size_t *first,
 			s->data = pc[i].data + (s->start - pc[i].offset);
 			return 0;
 		}
-	s->owned = malloc(len ? len : 1);
-	if (!s->owned)
-		return PTD_ERR_NOMEM;
-	for (size_t i = *first; i < n && done < len; i++) {
-		uint64_t a = pc[i].offset, e = pc[i].offset + pc[i].size;
-		uint64_t from = s->start + done;
-
-		if (from < a || from >= e)
-			continue;
-		uint64_t take = e - from < len - done ? e - from : len - done;
-
-		memcpy(s->owned + done, pc[i].data + (from - a), take);
-		done += take;
+	s->straddles = 1;
+	for (size_t i = *first; i < n && at < s->end; i++) {
+		if (at < pc[i].offset || at >= pc[i].offset + pc[i].size)
+			break;
+		at = pc[i].offset + pc[i].size;
 	}
-	s->data = s->owned;
-	return done == len ? 0 : PTD_ERR_CORRUPT;
+	return at >= s->end ? 0 : PTD_ERR_CORRUPT;
 }
 
 /* Reads the PSB+ at offset off of the decoder's buffer (one decoder per

@@ -20,7 +20,8 @@
 
 /* Fills fq->segs with the segments of fq->q (queue number qi), scanning on
  * up to threads threads: each with its bounds, its PSB+'s FUP and TSC,
- * and its bytes (pointing into a piece, or a copy when it straddles two).
+ * and its bytes (pointing into a piece, or marked as straddling two:
+ * seg_load copies those when they are decoded).
  * Returns 0 or a negative PTD_ERR_*. */
 int scan_queue(const struct intelpt_params *p, struct fqueue *fq, uint32_t qi,
 	       unsigned int threads);

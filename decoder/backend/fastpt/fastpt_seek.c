@@ -19,6 +19,10 @@ struct fastpt_reader {
 	struct segment *seg;      /* in win */
 	/* the output arrays, kept from decode to decode */
 	struct segment out;
+	/* the bytes of a segment that straddles pieces, copied when it is
+	 * decoded (the backend keeps no copies) */
+	uint8_t *buf;
+	size_t bufcap;
 };
 
 int fastpt_backend_is(const struct backend *b)
@@ -71,6 +75,7 @@ void fastpt_reader_free(struct fastpt_reader *r)
 	seg_free_output(&r->out);
 	bcache_free(&r->w.cache);
 	fbuilder_free(&r->w.build);
+	free(r->buf);
 	free(r);
 }
 
@@ -81,7 +86,8 @@ static void copy_input(struct segment *d, const struct segment *s)
 	d->queue = s->queue;
 	d->start = s->start;
 	d->end = s->end;
-	d->data = s->data;
+	d->straddles = s->straddles;
+	d->data = s->straddles ? NULL : s->data;
 	d->has_fup = s->has_fup;
 	d->fup_ip = s->fup_ip;
 	d->has_tsc = s->has_tsc;
@@ -127,6 +133,21 @@ int fastpt_reader_decode(struct fastpt_reader *r, size_t ord)
 	r->fq.nsegs = n;
 	r->fq.failed = 0;
 	r->seg = &r->win[si - lo];
+	if (r->seg->straddles) {
+		size_t len = (size_t)(s->end - s->start);
+
+		if (r->bufcap < len + 1) {
+			uint8_t *p = realloc(r->buf, len + 1);
+
+			if (!p)
+				return PTD_ERR_NOMEM;
+			r->buf = p;
+			r->bufcap = len + 1;
+		}
+		if (fqueue_copy(q, s->start, s->end, r->buf))
+			return 1;  /* a hole: the scan checked there is none */
+		r->seg->data = r->buf;
+	}
 	take_arrays(r->seg, &r->out);
 	seg_reset_output(r->seg);
 	/* room for the segment's records up front, as the pool gives its
@@ -161,7 +182,8 @@ int fastpt_reader_decode(struct fastpt_reader *r, size_t ord)
 	r->out.data = r->seg->data;
 	r->out.start = r->seg->start;
 	r->out.end = r->seg->end;
-	r->out.owned = s->owned;  /* not ours: only marks a copy */
+	r->out.straddles = r->seg->straddles;
+	r->out.owned = NULL;
 	take_arrays(&r->out, r->seg);
 	if (rc) {
 		seg_reset_output(&r->out);
@@ -240,9 +262,22 @@ void fastpt_reader_brief(const struct fastpt_reader *r, size_t i,
 	o->tid = c->tid;
 }
 
+/* Reading a file page maps the cached pages around it too (the kernel's
+ * fault-around, 64 KiB): a drop reaches this far past the window, so
+ * that no page a decode mapped stays behind. */
+#define DROP_MARGIN ((uint64_t)128 << 10)
+
 void fastpt_reader_drop(const struct fastpt_reader *r)
 {
-	if (r->out.owned || !r->out.data)
-		return;  /* a copy on the heap, not file pages */
-	fqueue_drop_pages(&r->fq, r->out.data, (size_t)(r->out.end - r->out.start));
+	uint64_t a, e;
+
+	/* the window's file pages (a copy was read from them too, and the
+	 * clock may have run over the segment before) */
+	if (!r->fq.nsegs)
+		return;
+	a = r->fq.segs[0].start;
+	a = a > DROP_MARGIN ? a - DROP_MARGIN : 0;
+	e = r->out.end + DROP_MARGIN < r->fq.q.size ? r->out.end + DROP_MARGIN :
+						      r->fq.q.size;
+	fqueue_drop_range(&r->fq, a, e);
 }

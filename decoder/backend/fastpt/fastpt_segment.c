@@ -51,3 +51,104 @@ void fqueue_drop_pages(const struct fqueue *fq, const uint8_t *p, size_t len)
 	if (fq->q.file_backed && e > a)
 		madvise((void *)a, e - a, MADV_DONTNEED);
 }
+
+/* The first piece of fq that ends past off (pieces are in offset order). */
+static size_t piece_at(const struct fqueue *fq, uint64_t off)
+{
+	size_t lo = 0, hi = fq->q.npieces;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (fq->q.pieces[mid].offset + fq->q.pieces[mid].size <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+int fqueue_copy(const struct fqueue *fq, uint64_t start, uint64_t end, uint8_t *buf)
+{
+	uint64_t done = 0, len = end - start;
+
+	if (!fq->q.npieces) {
+		if (end > fq->q.size || !fq->q.data)
+			return PTD_ERR_CORRUPT;
+		memcpy(buf, fq->q.data + start, len);
+		return 0;
+	}
+	for (size_t i = piece_at(fq, start); i < fq->q.npieces && done < len; i++) {
+		const struct intelpt_piece *pc = &fq->q.pieces[i];
+		uint64_t from = start + done, e = pc->offset + pc->size, take;
+
+		if (from < pc->offset || from >= e)
+			break;  /* a hole between pieces */
+		take = e - from < len - done ? e - from : len - done;
+		memcpy(buf + done, pc->data + (from - pc->offset), take);
+		done += take;
+	}
+	return done == len ? 0 : PTD_ERR_CORRUPT;
+}
+
+int seg_load(const struct fqueue *fq, struct segment *s)
+{
+	int rc;
+
+	if (s->data || !s->straddles)
+		return s->data ? 0 : PTD_ERR_CORRUPT;
+	s->owned = malloc(s->end > s->start ? s->end - s->start : 1);
+	if (!s->owned)
+		return PTD_ERR_NOMEM;
+	rc = fqueue_copy(fq, s->start, s->end, s->owned);
+	if (rc) {
+		free(s->owned);
+		s->owned = NULL;
+		return rc;
+	}
+	s->data = s->owned;
+	return 0;
+}
+
+void seg_unload(struct segment *s)
+{
+	if (!s->owned)
+		return;
+	free(s->owned);
+	s->owned = NULL;
+	s->data = NULL;
+}
+
+/* Drops the pages that hold any of [p, p+len) of a read-only file
+ * mapping: rounded outwards, so that the pages pieces share with their
+ * neighbours (and the record headers between them) go too; whoever
+ * still reads them faults them in again from the page cache. */
+static void drop_out(const uint8_t *p, size_t len)
+{
+	uintptr_t a = (uintptr_t)p & ~(uintptr_t)4095;
+	uintptr_t e = ((uintptr_t)p + len + 4095) & ~(uintptr_t)4095;
+
+	if (len)
+		madvise((void *)a, e - a, MADV_DONTNEED);
+}
+
+void fqueue_drop_range(const struct fqueue *fq, uint64_t start, uint64_t end)
+{
+	if (!fq->q.file_backed)
+		return;
+	if (!fq->q.npieces) {
+		if (fq->q.data && end <= fq->q.size)
+			drop_out(fq->q.data + start, (size_t)(end - start));
+		return;
+	}
+	for (size_t i = piece_at(fq, start); i < fq->q.npieces; i++) {
+		const struct intelpt_piece *pc = &fq->q.pieces[i];
+		uint64_t a = start > pc->offset ? start : pc->offset;
+		uint64_t e = end < pc->offset + pc->size ? end : pc->offset + pc->size;
+
+		if (pc->offset >= end)
+			break;
+		if (e > a)
+			drop_out(pc->data + (a - pc->offset), (size_t)(e - a));
+	}
+}

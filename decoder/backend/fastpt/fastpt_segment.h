@@ -29,8 +29,11 @@ struct fctx {
 struct segment {
 	uint32_t queue;
 	uint64_t start, end;      /* [start, end) in the queue's stream */
-	const uint8_t *data;      /* its bytes: in a piece, or in owned */
-	uint8_t *owned;           /* a copy when it straddles two pieces */
+	const uint8_t *data;      /* its bytes: in a piece, or in owned;
+				   * NULL while one that straddles pieces
+				   * is not loaded (seg_load) */
+	uint8_t *owned;           /* the loaded copy of one that straddles */
+	int straddles;            /* its bytes span two or more pieces */
 	int has_fup;              /* its PSB+ holds a FUP: tracing on */
 	uint64_t fup_ip;
 	int has_tsc;              /* its PSB+ holds a TSC */
@@ -92,6 +95,24 @@ void seg_reset_output(struct segment *s);
 
 /* Empties the output and frees its arrays. */
 void seg_free_output(struct segment *s);
+
+/* Copies the bytes [start, end) of fq's stream into buf, across its
+ * pieces.  Returns 0, or PTD_ERR_CORRUPT when the pieces leave a hole. */
+int fqueue_copy(const struct fqueue *fq, uint64_t start, uint64_t end, uint8_t *buf);
+
+/* Makes s->data point at its bytes: a segment that straddles pieces is
+ * copied into s->owned when it is about to be decoded (never at open:
+ * copies of all of them would make memory grow with the trace).
+ * Returns 0 or a negative PTD_ERR_*. */
+int seg_load(const struct fqueue *fq, struct segment *s);
+
+/* Frees the copy seg_load made, if any. */
+void seg_unload(struct segment *s);
+
+/* Drops the file pages of [start, end) of fq's stream (in whichever
+ * pieces hold them, with the pages they share with the bytes around
+ * them) from our resident set. */
+void fqueue_drop_range(const struct fqueue *fq, uint64_t start, uint64_t end);
 
 /* Drops the pages of [p, p+len) of fq's bytes from our resident set: the
  * trace is a read-only file mapping, so they come back from the page

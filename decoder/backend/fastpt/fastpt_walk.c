@@ -10,6 +10,7 @@
 
 #include <intel-pt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Return-compression stack with libipt's semantics: 64 entries, the
@@ -382,13 +383,38 @@ static int clock_run(const struct walk *k, struct ftime *t, const uint8_t *data,
 static __thread struct {
 	const struct segment *seg;
 	const uint8_t *data;
+	uint32_t queue;
 	uint64_t start, end;
 	struct ftime tm;
 } clock_end;
 
+/* The clock run over all of segment prev's bytes, read from a copy of
+ * its own when it straddles pieces (its loaded copy belongs to whoever
+ * decodes it, and may be gone). */
+static int clock_run_prev(struct walk *k, struct ftime *t, const struct segment *prev,
+			  struct clock_seen *seen)
+{
+	uint64_t len = prev->end - prev->start;
+	uint8_t *buf;
+	int rc;
+
+	if (!prev->straddles)
+		return clock_run(k, t, prev->data, len, seen);
+	buf = malloc(len ? len : 1);
+	if (!buf)
+		return -1;
+	rc = fqueue_copy(k->fq, prev->start, prev->end, buf) ? -1 :
+	     clock_run(k, t, buf, len, seen);
+	free(buf);
+	return rc;
+}
+
 static int clock_end_is(const struct segment *s)
 {
-	return clock_end.seg == s && clock_end.data == s->data &&
+	/* a straddling segment's copy may be freed and its data reset by
+	 * another thread: its bounds and queue identify it */
+	return clock_end.seg == s && clock_end.queue == s->queue &&
+	       (s->straddles || clock_end.data == s->data) &&
 	       clock_end.start == s->start && clock_end.end == s->end;
 }
 
@@ -416,7 +442,7 @@ static int clock_carry(struct walk *k, uint64_t off)
 		seen.own = 1;
 	} else {
 		ftime_init(&t);
-		if (clock_run(k, &t, prev->data, prev->end - prev->start, &seen) < 0)
+		if (clock_run_prev(k, &t, prev, &seen) < 0)
 			return -1;
 		/* without MTC the TSC of this segment's PSB+ calibrates from
 		 * the cycles since the previous PSB+ (the walk leaves any MTC
@@ -1557,6 +1583,7 @@ int walk_decode_segment(struct worker *w, const struct fqueue *fq,
 	if (rc == WALK_DONE && (k.clock_own || k.clock_known)) {
 		clock_end.seg = seg;
 		clock_end.data = seg->data;
+		clock_end.queue = seg->queue;
 		clock_end.start = seg->start;
 		clock_end.end = seg->end;
 		clock_end.tm = k.tm;
