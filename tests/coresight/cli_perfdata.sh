@@ -11,14 +11,13 @@
 #   - perf_with_missing_aux_data.data: a clear message, exit 1, no crash.
 # Exit 0 = ok, 1 = failure, 77 = skipped.
 set -u
+# shellcheck source=common.sh
+. "$(dirname "$0")/common.sh"
 ptd=$1
 tcp=$2
 dir=$3
 data=$dir/perf_etm.data
-if [ ! -f "$data" ]; then
-	echo "SKIP: $data absent (shared traces not beside the checkout)"
-	exit 77
-fi
+need_input "$data"
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 # perf's own HOME (here and in TEST_CS_PERF): nothing from this machine

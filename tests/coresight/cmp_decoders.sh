@@ -21,8 +21,8 @@
 # that a run where it decoded none is seen.
 # Exit 0 = same, 1 = different, 77 = skipped (shared traces absent).
 set -u
-# shellcheck source=copies.sh
-. "$(dirname "$0")/copies.sh"
+# shellcheck source=common.sh
+. "$(dirname "$0")/common.sh"
 s2p=$1
 ptd=$2
 csr=$3
@@ -31,10 +31,7 @@ shift 4
 copies=4
 views_all="--insn --branches --calls --stats --insn:--format=json"
 views_copies="--insn:--no-disasm --branches --stats"
-if [ ! -e "$in" ]; then
-	echo "SKIP: $in absent (shared traces not beside the checkout)"
-	exit 77
-fi
+need_input "$in"
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 fail=0
@@ -94,14 +91,7 @@ if [ -n "${PIECES_KEPT_MIN:-}" ]; then
 fi
 if [ -d "$in" ]; then
 	"$csr" -u "$in" 2>/dev/null | sed "s/^/$s: /"
-	make_copies "$s2p" "$in" "$copies" "$tmp"
-	rc=$?
-	if [ $rc = 3 ]; then
-		echo "note: $s has no instruction trace for a perf.data"
-	elif [ $rc != 0 ]; then
-		echo "FAIL $s: snap2perf failed"
-		fail=1
-	else
+	if copies_made "$s2p" "$in" "$copies" "$tmp" "$s"; then
 		same "$s x$copies" "$tmp/many.data" "$views_copies"
 		same "$s x$copies garbled" "$tmp/bad.data" "$views_copies"
 		# one queue per CPU: merged into one timeline by perf's keys

@@ -21,16 +21,13 @@
 # the address and takes three quarters of the time).
 # Exit 0 = same, 1 = different, 77 = skipped (shared traces absent).
 set -u
-# shellcheck source=copies.sh
-. "$(dirname "$0")/copies.sh"
+# shellcheck source=common.sh
+. "$(dirname "$0")/common.sh"
 s2p=$1
 ptd=$2
 in=$3
 copies=${4:-24}
-if [ ! -e "$in" ]; then
-	echo "SKIP: $in absent (shared traces not beside the checkout)"
-	exit 77
-fi
+need_input "$in"
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 fail=0
@@ -71,14 +68,7 @@ insns() {
 s=$(basename "$in")
 same "$s" "$in"
 if [ -d "$in" ]; then
-	make_copies "$s2p" "$in" "$copies" "$tmp"
-	rc=$?
-	if [ $rc = 3 ]; then
-		echo "note: $s has no instruction trace for a perf.data"
-	elif [ $rc != 0 ]; then
-		echo "FAIL $s: snap2perf failed"
-		fail=1
-	else
+	if copies_made "$s2p" "$in" "$copies" "$tmp" "$s"; then
 		same "$s x$copies" "$tmp/many.data" --no-disasm
 		same "$s x$copies garbled" "$tmp/bad.data" --no-disasm
 		one=$(insns "$tmp/one.data")

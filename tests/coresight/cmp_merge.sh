@@ -11,18 +11,14 @@
 # Also: -j1 and -j2 print the same, and --per-queue keeps queue order.
 # Exit 0 = same, 1 = different, 77 = skipped.
 set -u
+# shellcheck source=common.sh
+. "$(dirname "$0")/common.sh"
 s2p=$1
 ptd=$2
 dir=$3
 here=$(dirname "$0")
-if [ ! -d "$dir" ]; then
-	echo "SKIP: $dir absent (shared traces not beside the checkout)"
-	exit 77
-fi
-if ! command -v trc_pkt_lister >/dev/null 2>&1; then
-	echo "SKIP: trc_pkt_lister (libopencsd-bin) not installed"
-	exit 77
-fi
+need_input "$dir"
+need_lister
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 name=$(basename "$dir")

@@ -14,6 +14,8 @@
 # trace IDs in AUX_OUTPUT_HW_ID records.
 # Exit 0 = same, 1 = different, 77 = skipped.
 set -u
+# shellcheck source=common.sh
+. "$(dirname "$0")/common.sh"
 s2p=$1
 ptd=$2
 dir=$3
@@ -28,10 +30,7 @@ for o in "$@"; do
 	*) echo "cmp_perf.sh: unknown option $o"; exit 2 ;;
 	esac
 done
-if [ ! -d "$dir" ]; then
-	echo "SKIP: $dir absent (shared traces not beside the checkout)"
-	exit 77
-fi
+need_input "$dir"
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 # perf's own HOME: nothing from this machine

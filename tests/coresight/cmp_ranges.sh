@@ -9,19 +9,15 @@
 # and that it has no inaccessible addresses.
 # Exit 0 = same, 1 = different, 77 = skipped.
 set -u
+# shellcheck source=common.sh
+. "$(dirname "$0")/common.sh"
 tool=$1
 dir=$2
 want_id=${3:-}
 want_n=${4:-}
 
-if [ ! -d "$dir" ]; then
-	echo "SKIP: $dir absent (shared traces not beside the checkout)"
-	exit 77
-fi
-if ! command -v trc_pkt_lister >/dev/null 2>&1; then
-	echo "SKIP: trc_pkt_lister (libopencsd-bin) not installed"
-	exit 77
-fi
+need_input "$dir"
+need_lister
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 name=$(basename "$dir")
