@@ -11,11 +11,8 @@ set -u
 ptdecode=$1 ptsynth=$2
 shift 2
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-"$ptsynth" record -o "$tmp/t.ptd" "$@" >"$tmp/out" 2>&1 || {
-    if grep -qi "ptrace\|permission\|not permitted" "$tmp/out"; then
-        echo "SKIP: ptsynth cannot trace here:"; cat "$tmp/out"; exit 77
-    fi
-    echo "FAIL: ptsynth failed:"; cat "$tmp/out"; exit 1; }
+. "$(dirname "$0")/ptsynth_record.sh"
+ptsynth_record "$ptsynth" "$tmp/t.ptd" "$@"
 rc=0
 for d in libipt "fast -j1" "fast -j2"; do
     f=$tmp/$(echo $d | tr -d ' -')

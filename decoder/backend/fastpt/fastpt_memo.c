@@ -14,7 +14,6 @@ void memo_put(struct memo *m, const struct memo_run *run)
 	e->epoch = run->epoch;
 	e->len = (uint8_t)run->len;
 	e->nrec = (uint8_t)run->nrec;
-	e->timed = (uint8_t)(run->timed != 0);
 	e->ninsn = 0;
 	memcpy(e->bytes, run->bytes, run->len);
 	for (size_t i = 0; i < run->nrec; i++) {

@@ -11,8 +11,11 @@
  * branches are otherwise bound by one libipt packet call per TNT and TIP.
  * The walk (fastpt_walk.c) decides what to record and replays; runs with
  * calls or returns (return-stack state), events, TSC or mode packets are
- * never stored, nor MTC or CYC packets (timed runs) where the time of
- * blocks is needed; a timed run's clock packets are replayed.
+ * never stored, nor MTC or CYC packets where the time of blocks is
+ * needed.  Where only events read the time, runs are keyed without their
+ * PAD, MTC and CYC packets (the walk's memo_key), so a loop repeats in
+ * the memo whatever the timing packets in it; those are fed to the
+ * clock when the run is replayed.
  *
  * The table is direct-mapped, one per worker, part of its block cache
  * (emptied with it: entries point at blocks).  Lookups are static inline:
@@ -40,7 +43,6 @@ struct memo {
 	uint64_t epoch;           /* every block checked valid in this epoch */
 	uint32_t ninsn;
 	uint8_t len, nrec;
-	uint8_t timed;            /* MTC or CYC packets among the bytes */
 	uint8_t bytes[MEMO_BYTES];
 	struct { struct fblock *b; uint32_t ninsn; } rec[MEMO_RECS];
 };
@@ -54,7 +56,6 @@ struct memo_run {
 	size_t len;
 	const struct ptd_block *recs;  /* nrec records: 1..MEMO_RECS */
 	size_t nrec;
-	int timed;
 };
 
 static inline size_t memo_hash(const struct fblock *b, uint64_t last_ip,
@@ -86,12 +87,13 @@ static inline struct memo *memo_find(struct memo *m, const struct fblock *start,
 }
 
 /* Starts loading the entry the lookup after replaying e will read (it
- * depends on e, so it would otherwise wait for memory). */
+ * depends on e, so it would otherwise wait for memory); p[0, avail) are
+ * the bytes after e's run. */
 static inline void memo_prefetch_next(const struct memo *m, const struct memo *e,
 				      const uint8_t *p, uint64_t avail)
 {
-	if (avail - e->len >= MEMO_MIN)
-		__builtin_prefetch(&m[memo_hash(e->next, e->last_ip_out, p + e->len)]);
+	if (avail >= MEMO_MIN)
+		__builtin_prefetch(&m[memo_hash(e->next, e->last_ip_out, p)]);
 }
 
 /* Stores run (replacing the entry its key maps to). */

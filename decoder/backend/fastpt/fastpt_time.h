@@ -66,6 +66,38 @@ static inline int ftime_have_fcr(const struct ftime *t)
 	return t->min_fcr <= t->max_fcr;
 }
 
+/* An MTC packet: in traces with MTC and no CYC one between most TNT
+ * packets, so the common case (an MTC after the TMA or an earlier MTC,
+ * no cycles counted to calibrate with) stays inline; ftime_mtc does the
+ * same for it. */
+static inline int ftime_mtc_fast(struct ftime *t, const struct ftime_cfg *c, uint8_t payload)
+{
+	uint32_t ctc = (uint32_t)payload << c->mtc_freq, last = t->ctc;
+	uint64_t fc;
+
+	if (__builtin_expect(!t->cal_have_mtc || t->cyc_mtc || !t->have_mtc ||
+			     (t->have_tsc && !t->have_tma), 0))
+		return ftime_mtc(t, c, payload);
+	t->check_skl168 = 0;
+	if (t->fc || t->lost_cyc)
+		t->ctc_cyc = ctc;
+	t->fc = 0;
+	t->ctc = ctc;
+	t->lost_cyc = 0;
+	if (ctc < last) {
+		ctc += 1u << (c->mtc_freq + 8);
+		if (ctc < last)
+			return FTIME_ERR;
+	}
+	if (!c->ctc_eax || !c->ctc_ebx)
+		return 0;
+	fc = ctc - last;
+	fc = c->ctc_eax == 1 ? fc * c->ctc_ebx : fc * c->ctc_ebx / c->ctc_eax;
+	t->base += fc;
+	t->tsc = t->base;
+	return 0;
+}
+
 /* A CYC packet: most of a cycle-accurate trace's packets, so the common
  * case (calibrated, cycles already counted in this MTC period) stays
  * inline. */

@@ -46,6 +46,7 @@ struct walk {
 				   * this segment (needed once CYC count) */
 	int clock_known;          /* ... and it was known */
 	int cyc_seen, clock_own;  /* a CYC; an MTC after one (clock_run) */
+	int timing_seen;          /* an MTC or CYC outside PSB+ */
 	int32_t host_pid;         /* the host thread's process: at.pid is
 				   * the address space code is read in, the
 				   * guest's with nr (PIP.NR=1) */
@@ -78,7 +79,6 @@ struct walk {
 	/* the run being recorded for the memo (fastpt_memo.h) */
 	int rec;                  /* recording; cleared by anything impure */
 	int rec_tip;              /* the run ended with an indirect jump */
-	int rec_timed;            /* it has MTC or CYC packets */
 	int count_only;           /* nothing reads the blocks' times */
 	struct fblock *rec_start;
 	uint64_t rec_off, rec_last_ip, rec_epoch;
@@ -479,10 +479,11 @@ static int timing_packet(struct walk *k, const struct pt_packet *p, int header)
 		if (k->fq->no_mtc)
 			return WALK_FAIL;
 		k->clock_own |= k->cyc_seen;
+		k->timing_seen = 1;
 		rc = ftime_mtc(&k->tm, &k->tcfg, p->payload.mtc.ctc);
 		break;
 	case ppt_cyc:
-		k->cyc_seen = 1;
+		k->cyc_seen = k->timing_seen = 1;
 		/* SKD007: a CYC overlapping an OVF, which libipt decodes as
 		 * the OVF */
 		if (p->size == 2 && (p->payload.cyc.value & ~0x1full) == 0x20 &&
@@ -512,13 +513,40 @@ static int timing_packet(struct walk *k, const struct pt_packet *p, int header)
 		return 1;
 	}
 	/* the memo replays a run's bytes without walking them: timing
-	 * packets inside only where only the clock needs them (it replays
+	 * packets inside only where only the clock needs them (it feeds
 	 * those), and no TSC (it bumps the epoch) */
-	if (clock_free(k) && p->type != ppt_tsc && p->type != ppt_tma)
-		k->rec_timed = 1;
-	else
+	if (!clock_free(k) || p->type == ppt_tsc || p->type == ppt_tma)
 		k->rec = 0;
 	return rc < 0 ? WALK_FAIL : 0;
+}
+
+/* An MTC packet outside PSB+: timing_packet's case of it, inline (in
+ * traces with MTC one comes between most TNT packets).  Returns 0 or
+ * WALK_FAIL. */
+static inline int mtc_packet(struct walk *k, uint8_t ctc)
+{
+	if (k->fq->no_mtc)
+		return WALK_FAIL;  /* not what clock_carry assumed */
+	k->clock_own |= k->cyc_seen;
+	k->timing_seen = 1;
+	if (ftime_mtc_fast(&k->tm, &k->tcfg, ctc) < 0)
+		return WALK_FAIL;
+	if (!clock_free(k))
+		k->rec = 0;
+	return 0;
+}
+
+/* A CYC packet, most of a cycle-accurate trace's packets: fed inline
+ * where the clock runs on (its calibration carried into the segment, no
+ * SKD007 lookalike).  Returns 1 when fed, 0 to leave it to
+ * timing_packet, WALK_FAIL. */
+static inline int cyc_packet(struct walk *k, const struct pt_packet *p)
+{
+	if (__builtin_expect(!k->clock_carried ||
+			     (p->size == 2 && (p->payload.cyc.value & ~0x1full) == 0x20), 0))
+		return 0;
+	k->cyc_seen = k->timing_seen = 1;
+	return ftime_cyc(&k->tm, &k->tcfg, p->payload.cyc.value) < 0 ? WALK_FAIL : 1;
 }
 
 /* ------------------------------------------------------------------ */
@@ -613,26 +641,24 @@ static __attribute__((noinline)) int fetch_packet(struct walk *k)
 		case ppt_pad:
 		case ppt_mnt:
 			continue;
+		case ppt_mtc:
+			if (mtc_packet(k, k->peek.payload.mtc.ctc))
+				return WALK_FAIL;
+			continue;
 		case ppt_cyc:
-			/* most packets of a cycle-accurate trace: the common
-			 * case here, timing_packet for the rest (the first
-			 * CYC of the segment, SKD007) */
-			if (__builtin_expect(k->clock_carried &&
-					     (k->peek.size != 2 ||
-					      (k->peek.payload.cyc.value & ~0x1full) != 0x20), 1)) {
-				k->cyc_seen = 1;
-				if (ftime_cyc(&k->tm, &k->tcfg, k->peek.payload.cyc.value) < 0)
-					return WALK_FAIL;
-				if (clock_free(k))
-					k->rec_timed = 1;
-				else
+			/* timing_packet for the first CYC of the segment
+			 * and SKD007 */
+			n = cyc_packet(k, &k->peek);
+			if (n < 0)
+				return WALK_FAIL;
+			if (n) {
+				if (!clock_free(k))
 					k->rec = 0;
 				continue;
 			}
 			/* fall through */
 		case ppt_tsc:
 		case ppt_tma:
-		case ppt_mtc:
 		case ppt_cbr:
 			if (timing_packet(k, &k->peek, 0))
 				return WALK_FAIL;
@@ -692,6 +718,65 @@ static inline void consume(struct walk *k)
 	take_time(k);
 }
 
+/* Where only events read the flow's time (clock_free) and timing packets
+ * come between TNTs, TNT packets with only PAD, MTC and CYC between them
+ * are one run of bits: libipt takes
+ * the time at each, but events wait for no bit pending, so only the last
+ * one's is read.  Reads on after a TNT packet, feeding the timing
+ * packets to the clock in order as fetch_packet does, and appends the
+ * next TNT packets' bits while they fit; stops before anything else.
+ * Returns 0 or WALK_FAIL. */
+static int tnt_merge(struct walk *k)
+{
+	const uint8_t *d = k->seg->data;
+	uint64_t len = k->seg->end - k->seg->start;
+
+	while (k->off < len) {
+		struct pt_packet pk;
+		int n = fastpt_pkt_read(d + k->off, len - k->off, &pk), bits;
+
+		if (!n)
+			return 0;
+		switch (pk.type) {
+		case ppt_pad:
+			break;
+		case ppt_cyc:
+			bits = cyc_packet(k, &pk);
+			if (bits < 0)
+				return WALK_FAIL;
+			if (bits)
+				break;
+			/* timing_packet reads the packet's end (the first
+			 * CYC's calibration, SKD007) */
+			k->off += (uint64_t)n;
+			k->pkt_stale = 1;
+			if (timing_packet(k, &pk, 0))
+				return WALK_FAIL;
+			continue;
+		case ppt_mtc:
+			if (mtc_packet(k, pk.payload.mtc.ctc))
+				return WALK_FAIL;
+			break;
+		case ppt_tnt_8:
+		case ppt_tnt_64:
+			bits = pk.payload.tnt.bit_size;
+			if (!bits || k->ntnt + bits > 64)
+				return 0;
+			k->tnt |= pk.payload.tnt.payload << (64 - k->ntnt - bits);
+			k->ntnt += bits;
+			k->off += (uint64_t)n;
+			k->pkt_stale = 1;
+			take_time(k);
+			continue;
+		default:
+			return 0;
+		}
+		k->off += (uint64_t)n;
+		k->pkt_stale = 1;
+	}
+	return 0;
+}
+
 /* Next TNT bit when none is pending: reads the next TNT packet. */
 static int tnt_refill(struct walk *k)
 {
@@ -706,6 +791,8 @@ static int tnt_refill(struct walk *k)
 	/* oldest branch in the most significant payload bit */
 	k->tnt = k->peek.payload.tnt.payload << (64 - k->ntnt);
 	consume(k);
+	if (k->timing_seen && clock_free(k) && k->off_valid && tnt_merge(k))
+		return WALK_FAIL;
 	bit = (int)(k->tnt >> 63);
 	k->tnt <<= 1;
 	k->ntnt--;
@@ -1154,7 +1241,6 @@ static void memo_begin(struct walk *k, struct fblock *start)
 		return;
 	k->rec = 1;
 	k->rec_tip = 0;
-	k->rec_timed = 0;
 	k->rec_start = start;
 	k->rec_off = pkt_offset(k);
 	k->rec_last_ip = k->last_ip;
@@ -1164,24 +1250,137 @@ static void memo_begin(struct walk *k, struct fblock *start)
 }
 
 /* The run recorded since memo_begin ends here, at block next. */
+/* Trace bytes p[0, avail) as the memo keys runs: their packets without
+ * PAD, MTC and CYC (these only where only the clock reads them: they do
+ * not change the flow), at most MEMO_BYTES of them; raw[n] is where the
+ * packet that ends at key byte n ends in p.  The same key from the same
+ * state walks the same way; the clock is fed the packets passed over.
+ * Returns the key's length; *timed: MTC or CYC were passed over. */
+#define MEMO_RAW_MAX 1024
+static unsigned memo_key(const struct walk *k, const uint8_t *p, uint64_t avail,
+			 uint8_t *key, uint16_t *raw, int *timed)
+{
+	int free = clock_free(k);
+	uint64_t o = 0;
+	unsigned n = 0;
+
+	*timed = 0;
+	raw[0] = 0;
+	while (o < avail && o < MEMO_RAW_MAX) {
+		struct pt_packet pk;
+		int len = fastpt_pkt_read(p + o, avail - o, &pk);
+
+		if (!len)
+			break;
+		if (pk.type == ppt_mtc || pk.type == ppt_cyc) {
+			if (!free)
+				break;
+			*timed = 1;
+		} else if (pk.type != ppt_pad) {
+			if (n + (unsigned)len > MEMO_BYTES)
+				break;
+			memcpy(key + n, p + o, (size_t)len);
+			n += (unsigned)len;
+			raw[n] = (uint16_t)(o + (uint64_t)len);
+		}
+		o += (uint64_t)len;
+	}
+	return n;
+}
+
+/* The MTC and CYC packets a run's key passed over, for the clock. */
+#define MEMO_TIMED_MAX 32
+struct memo_timed {
+	unsigned n;
+	struct { struct pt_packet pk; uint64_t end; } t[MEMO_TIMED_MAX];
+};
+
+/* The stored run from block start over the coming bytes p[0, avail) read
+ * as memo_key reads them, or NULL; *rawlen: the bytes it covers, *tp: the
+ * MTC and CYC packets among them.  Reads only as far as the entry's
+ * key. */
+static struct memo *memo_find_key(const struct walk *k, struct memo *m,
+				  const struct fblock *start, const uint8_t *p,
+				  uint64_t avail, uint64_t *rawlen, struct memo_timed *tp)
+{
+	uint8_t key[MEMO_BYTES];
+	struct memo *e = NULL;
+	uint64_t o = 0;
+	unsigned n = 0, want = MEMO_MIN;
+
+	tp->n = 0;
+	while (o < avail && o < MEMO_RAW_MAX) {
+		struct pt_packet *pk = &tp->t[tp->n].pk;
+		int len = fastpt_pkt_read(p + o, avail - o, pk);
+
+		if (!len)
+			return NULL;
+		o += (uint64_t)len;
+		if (pk->type == ppt_mtc || pk->type == ppt_cyc) {
+			tp->t[tp->n].end = o;
+			if (++tp->n == MEMO_TIMED_MAX)
+				return NULL;
+			continue;
+		}
+		if (pk->type == ppt_pad)
+			continue;
+		if (n + (unsigned)len > MEMO_BYTES)
+			return NULL;
+		memcpy(key + n, p + o - (uint64_t)len, (size_t)len);
+		n += (unsigned)len;
+		if (n < want)
+			continue;
+		if (!e) {
+			e = &m[memo_hash(start, k->last_ip, key)];
+			if (e->start != start || e->last_ip_in != k->last_ip || e->len < n)
+				return NULL;
+			want = e->len;
+			if (n < want)
+				continue;
+		}
+		/* the entry's key ends at a packet's end */
+		if (n != want || memcmp(key, e->bytes, n))
+			return NULL;
+		*rawlen = o;
+		return e;
+	}
+	return NULL;
+}
+
 static void memo_store(struct walk *k, struct fblock *next)
 {
 	const struct segment *s = k->seg;
 	size_t nrec = s->nrecs - k->rec_nrecs;
 	uint64_t len = pkt_offset(k) - k->rec_off;
+	uint8_t key[MEMO_BYTES];
+	uint16_t raw[MEMO_BYTES + 1];
+	unsigned n;
+	int timed;
 
 	k->rec = 0;
 	if (!k->rec_tip || *k->at.epoch != k->rec_epoch || s->nevents != k->rec_nevents ||
-	    !nrec || nrec > MEMO_RECS || len < MEMO_MIN || len > MEMO_BYTES ||
+	    !nrec || nrec > MEMO_RECS || len < MEMO_MIN || len > MEMO_RAW_MAX ||
 	    k->free_insns)
 		return;
+	/* the key covers the run's bytes: a run too long for it, or with a
+	 * packet it cannot pass, is not stored; without timing packets the
+	 * bytes are the key */
+	if (!k->timing_seen) {
+		if (len > MEMO_BYTES)
+			return;
+		memcpy(key, s->data + k->rec_off, (size_t)len);
+		n = (unsigned)len;
+	} else {
+		n = memo_key(k, s->data + k->rec_off, len, key, raw, &timed);
+		if (n < MEMO_MIN || raw[n] != len)
+			return;
+	}
 	memo_put(k->w->cache.memo, &(struct memo_run){
 		.start = k->rec_start, .next = next,
 		.last_ip_in = k->rec_last_ip, .last_ip_out = k->last_ip,
 		.epoch = *k->at.epoch,
-		.bytes = s->data + k->rec_off, .len = len,
+		.bytes = key, .len = n,
 		.recs = s->recs + k->rec_nrecs, .nrec = nrec,
-		.timed = k->rec_timed,
 	});
 }
 
@@ -1200,44 +1399,43 @@ static inline int memo_valid(struct walk *k, struct memo *e)
 	return 1;
 }
 
-/* Runs the clock over a timed run's packets (its bytes p[0, len) at
- * segment offset off), taking the time at its TNT and TIP packets as the
- * walk would.  Returns 0, or -1 with the clock as it was. */
-static int memo_clock(struct walk *k, const uint8_t *p, uint64_t len, uint64_t off)
+/* Feeds a replayed run's MTC and CYC packets (tp, at segment offset off)
+ * to the clock and takes the time at its end (its TIP), as the walk
+ * would.  Returns 0, or -1 with the clock as it was. */
+static int memo_clock(struct walk *k, const struct memo_timed *tp, uint64_t off,
+		      uint64_t rawlen)
 {
 	struct ftime saved = k->tm;
 	int carried = k->clock_carried, known = k->clock_known;
-	int cyc = k->cyc_seen, own = k->clock_own;
+	int cyc = k->cyc_seen, own = k->clock_own, rc;
 
-	for (uint64_t o = 0; o < len;) {
-		struct pt_packet pk;
-		int n = fastpt_pkt_read(p + o, len - o, &pk);
+	for (unsigned i = 0; i < tp->n; i++) {
+		const struct pt_packet *pk = &tp->t[i].pk;
 
-		if (!n)
-			goto undo;
-		o += (uint64_t)n;
-		k->off = off + o;
-		k->off_valid = 1;
-		switch (pk.type) {
-		case ppt_mtc:
-		case ppt_cyc:
-			if (timing_packet(k, &pk, 0))
+		if (pk->type == ppt_mtc) {
+			if (mtc_packet(k, pk->payload.mtc.ctc))
 				goto undo;
-			break;
-		case ppt_pad:
-		case ppt_tnt_8:
-		case ppt_tnt_64:
-		case ppt_tip:
-			break;
-		default:
-			goto undo;
+			continue;
 		}
+		rc = cyc_packet(k, pk);
+		if (rc < 0)
+			goto undo;
+		if (rc)
+			continue;
+		/* timing_packet reads the packet's end */
+		k->off = off + tp->t[i].end;
+		k->off_valid = 1;
+		if (timing_packet(k, pk, 0))
+			goto undo;
 	}
-	/* the run ends with its TIP: the time taken last is the clock's */
+	k->off = off + rawlen;
+	k->off_valid = 1;
 	take_time(k);
 	return 0;
 undo:
 	k->tm = saved;
+	k->off = off;
+	k->off_valid = 1;
 	k->clock_carried = carried;
 	k->clock_known = known;
 	k->cyc_seen = cyc;
@@ -1252,7 +1450,10 @@ static int memo_replay(struct walk *k, struct fblock **nb)
 {
 	struct segment *s = k->seg;
 	struct memo *e, *m = k->w->cache.memo;
-	uint64_t off, avail;
+	uint64_t off, avail, rawlen = 0;
+	struct memo_timed tp;
+	const uint8_t *p;
+	int keyed;
 
 	if (!m)
 		return 0;
@@ -1260,16 +1461,31 @@ static int memo_replay(struct walk *k, struct fblock **nb)
 	avail = s->end - s->start - off;
 	if (off > s->end - s->start || avail < MEMO_MIN)
 		return 0;
-	e = memo_find(m, *nb, k->last_ip, s->data + off, avail);
+	/* the bytes as they come are the key when no timing packet is
+	 * among them (then they are whole packets, the stored run's); with
+	 * timing packets about, the key read past them.  A run that starts
+	 * with one is looked up by key only (each lookup is a likely cache
+	 * miss) */
+	tp.n = 0;
+	p = s->data + off;
+	keyed = k->timing_seen && clock_free(k);
+	e = NULL;
+	if (!keyed || ((p[0] & 3) != 3 && p[0] != 0x59)) {
+		e = memo_find(m, *nb, k->last_ip, p, avail);
+		rawlen = e ? e->len : 0;
+	}
+	if (!e && keyed)
+		e = memo_find_key(k, m, *nb, p, avail, &rawlen, &tp);
 	if (!e || !memo_valid(k, e) || k->free_insns + e->ninsn >= INTELPT_NELOOP_INSNS)
 		return 0;
-	memo_prefetch_next(m, e, s->data + off, avail);
+	if (!keyed)
+		memo_prefetch_next(m, e, p + rawlen, avail - rawlen);
 	while (s->nrecs + e->nrec > s->rcap)
 		if (seg_grow_recs(s))
 			return 0;
-	if (e->timed && (!clock_free(k) || memo_clock(k, s->data + off, e->len, off)))
+	if (tp.n && memo_clock(k, &tp, off, rawlen))
 		return 0;
-	k->off = off + e->len;
+	k->off = off + rawlen;
 	k->pkt_stale = 1;
 	for (unsigned i = 0; i < e->nrec; i++) {
 		struct ptd_block *r = &s->recs[s->nrecs++];
