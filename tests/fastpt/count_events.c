@@ -3,8 +3,8 @@
  * decoder gives (ptd_next), with the same times, at 1 and 2 threads.
  * Count-only is where the fast decoder reads the clock only for events
  * (TNT packets merged across MTC and CYC, runs replayed keyed without
- * timing packets); libipt takes the time at every packet.  MODE.Exec
- * status updates are left out: the fast decoder does not report them. */
+ * timing packets); libipt takes the time at every packet.  Count-only
+ * sessions never merge queues: libipt's are taken queue after queue. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +17,7 @@ struct evs {
 
 static int push(struct evs *e, const struct ptd_event *ev)
 {
-	if (ev->kind == PTD_EV_INSN || ev->kind == PTD_EV_EXEC_MODE)
+	if (ev->kind == PTD_EV_INSN)
 		return 0;
 	if (e->n == e->cap) {
 		size_t cap = e->cap ? e->cap * 2 : 256;
@@ -77,7 +77,7 @@ int main(int argc, char **argv)
 	struct evs ref = { 0 };
 	size_t timed = 0;
 
-	if (argc != 2 || collect(argv[1], PTD_DECODER_LIBIPT, 0, 1, &ref))
+	if (argc != 2 || collect(argv[1], PTD_DECODER_LIBIPT, PTD_OPEN_PER_QUEUE, 1, &ref))
 		return 1;
 	for (size_t i = 0; i < ref.n; i++)
 		timed += !!(ref.v[i].flags & PTD_EVF_TIME_VALID);
