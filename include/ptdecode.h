@@ -263,7 +263,7 @@ enum ptd_event_kind {
 	PTD_EV_OVERFLOW,      /* the trace hardware lost packets; resumes at
 			       * ip if known */
 	PTD_EV_PAGING,        /* CR3 / address space change: addr = CR3 */
-	PTD_EV_EXEC_MODE,     /* a MODE.Exec took effect at ip (a far
+	PTD_EV_EXEC_MODE,     /* the execution mode changed at ip (a far
 			       * branch's target, a trace start): mode;
 			       * none for PSB+'s status (FORMATS.md) */
 	PTD_EV_SWITCH,        /* the decoded thread changed: pid, tid */

@@ -37,6 +37,8 @@ struct ipt_backend {
 	int32_t epid, etid;           /* the thread events name: the host's, or
 				       * with nr the guest thread it runs */
 	int nr;                       /* PIP.NR: VMX non-root, guest code */
+	int mode_known;               /* mode: the execution mode since sync */
+	uint8_t mode;
 	uint64_t time;                /* perf ns, IMGSTORE_TIME_UNKNOWN if none */
 	uint64_t tsc;
 	uint64_t next_switch;         /* re-ask the sideband at this time */
@@ -743,6 +745,16 @@ static void convert_event(struct ipt_backend *b, const struct pt_event *pe)
 		b->next_switch = 0;   /* guest switches count from now */
 		update_thread(b);
 	}
+	if (pe->type == ptev_exec_mode) {
+		uint8_t m = intelpt_map_mode(pe->variant.exec_mode.mode);
+
+		/* libipt 2.1 reports a MODE.Exec only where the mode changes;
+		 * 2.0.5 each one: the same rule for both (docs/FORMATS.md) */
+		if (b->mode_known && m == b->mode && !pe->status_update)
+			return;
+		b->mode_known = 1;
+		b->mode = m;
+	}
 	memset(&tmp, 0, sizeof(tmp));
 	if (intelpt_convert_event(&b->p, pe, &tmp) < 0)
 		return;
@@ -971,6 +983,7 @@ static int step(struct ipt_backend *b)
 			return 0;
 		}
 		b->last_sync = off;
+		b->mode_known = 0;  /* libipt forgets it at a sync too */
 		b->status = rc;
 		b->ok_off = trace_offset(b);
 		b->state = Q_DECODE;

@@ -104,10 +104,13 @@ static void print_mode(const struct pt_event *ev)
 	       m == ptem_64bit ? "64" : "unknown");
 }
 
-/* Decodes from the current sync point to the next error or the end. */
+/* Decodes from the current sync point to the next error or the end.
+ * Exec-mode lines where the mode changes (libipt 2.1 reports only those,
+ * 2.0.5 every MODE.Exec). */
 static void decode(struct pt_insn_decoder *dec, int status)
 {
 	struct pt_insn insn;
+	int mode = -1;
 
 	memset(&insn, 0, sizeof(insn));
 	for (;;) {
@@ -120,9 +123,12 @@ static void decode(struct pt_insn_decoder *dec, int status)
 			else if (status >= 0 && ev.type == ptev_async_paging)
 				printf("[paging cr3=%#" PRIx64 "]\n",
 				       ev.variant.async_paging.cr3);
-			else if (status >= 0 && ev.type == ptev_exec_mode &&
-				 !ev.status_update)
-				print_mode(&ev);
+			else if (status >= 0 && ev.type == ptev_exec_mode) {
+				if (!ev.status_update &&
+				    (int)ev.variant.exec_mode.mode != mode)
+					print_mode(&ev);
+				mode = (int)ev.variant.exec_mode.mode;
+			}
 		}
 		if (status >= 0 && (status & pts_eos))
 			return;

@@ -264,10 +264,11 @@ IPLEN = {1: 2, 2: 4, 3: 6, 4: 6, 6: 8}   # IPBytes -> payload bytes
 
 def perf_modes(cap):
     """{cpu: [(ip, mode)]}: each MODE.Exec packet outside PSB+ in perf
-    script -D's packet dump of that CPU's AUX data, with the IP of the TIP
-    or TIP.PGE it binds to (Intel SDM: the mode from that IP on)."""
+    script -D's packet dump of that CPU's AUX data that changes the mode
+    (the last MODE.Exec's, PSB+'s included), with the IP of the TIP or
+    TIP.PGE it binds to (Intel SDM: the mode from that IP on)."""
     out = run(['perf', 'script', '-D', '-i', os.path.join(cap, 'perf.data')])
-    modes, cpu, last, psb, pending = {}, None, {}, False, {}
+    modes, cpu, last, psb, pending, known = {}, None, {}, False, {}, {}
     for line in out.splitlines():
         if 'PERF_RECORD_AUXTRACE ' in line:
             cpu = int(line.split('cpu:')[1].split()[0])
@@ -281,7 +282,9 @@ def perf_modes(cap):
             psb, last[cpu] = True, 0
         elif name == 'PSBEND':
             psb = False
-        elif name == 'MODE.Exec' and not psb:
+        elif name == 'MODE.Exec' and psb:
+            known[cpu] = m.group(3).split()[-1]
+        elif name == 'MODE.Exec':
             pending[cpu] = m.group(3).split()[-1]
         elif name in ('TIP', 'TIP.PGE', 'TIP.PGD', 'FUP'):
             n = IPLEN.get(raw[0] >> 5, 0)
@@ -294,7 +297,10 @@ def perf_modes(cap):
                     ip = (ip & ~((1 << 8 * n) - 1)) | part
                 last[cpu] = ip
             if name in ('TIP', 'TIP.PGE') and cpu in pending:
-                modes.setdefault(cpu, []).append((ip, pending.pop(cpu)))
+                mode = pending.pop(cpu)
+                if known.get(cpu) != mode:
+                    modes.setdefault(cpu, []).append((ip, mode))
+                known[cpu] = mode
     return modes
 
 

@@ -67,6 +67,7 @@ struct walk {
 	 * from that TIP's IP on, and the clock at the MODE.Exec (libipt's
 	 * time for its event) */
 	int mode_pending, mode_valid;
+	int mode_known;           /* at.mode is from a MODE.Exec (PSB+'s) */
 	uint8_t mode_next;
 	uint64_t mode_tsc;
 	uint32_t free_insns;      /* instructions since trace was last needed */
@@ -175,8 +176,8 @@ static void event_time(struct walk *k, struct ptd_event *ev, int valid, uint64_t
 }
 
 /* The TIP or TIP.PGE just taken goes to ip: a MODE.Exec before it takes
- * effect there, reported as libipt reports it (docs/FORMATS.md: an
- * exec-mode event for each MODE.Exec outside PSB+, none for PSB+'s). */
+ * effect there, an exec-mode event where it changes the mode
+ * (docs/FORMATS.md), none for PSB+'s. */
 static void mode_taken(struct walk *k, uint64_t ip)
 {
 	struct ptd_event *ev;
@@ -184,6 +185,9 @@ static void mode_taken(struct walk *k, uint64_t ip)
 	if (!k->mode_pending)
 		return;
 	k->mode_pending = 0;
+	if (k->mode_known && k->mode_next == k->at.mode)
+		return;
+	k->mode_known = 1;
 	k->at.mode = k->mode_next;
 	++*k->at.epoch;
 	k->rec = 0;
@@ -667,8 +671,11 @@ static __attribute__((noinline)) int fetch_packet(struct walk *k)
 			if (k->peek.payload.mode.leaf == pt_mol_exec) {
 				int m = pt_get_exec_mode(&k->peek.payload.mode.bits.exec);
 
-				/* two before one TIP: libipt's to report */
-				if (k->mode_pending)
+				/* two before one TIP: libipt's to report; a
+				 * mode the segment's PSB+ did not give is the
+				 * one libipt knows from before */
+				if (k->mode_pending ||
+				    (!k->mode_known && k->seg != k->fq->segs))
 					return WALK_FAIL;
 				k->mode_pending = 1;
 				k->mode_next = intelpt_map_mode(m);
@@ -1720,6 +1727,7 @@ static int walk_start(struct walk *k)
 			if (p.payload.mode.leaf == pt_mol_exec) {
 				k->at.mode = intelpt_map_mode(
 					pt_get_exec_mode(&p.payload.mode.bits.exec));
+				k->mode_known = 1;
 				++*k->at.epoch;
 			}
 			else if (p.payload.mode.bits.tsx.intx ||
