@@ -652,11 +652,12 @@ int intelpt_convert_event(const struct intelpt_params *p,
 			  const struct pt_event *pe, struct ptd_event *ev)
 {
 	/* libipt 2.1 reports the tracing state at each PSB+ as an enabled or
-	 * disabled status update, and every libipt the MODE.Exec of each
-	 * PSB+: the state, not a transition of the flow (ptxed prints none
-	 * of them; docs/FORMATS.md has the exec-mode rule) */
+	 * disabled status update, and every libipt the MODE.Exec and PIP of
+	 * each PSB+: the state, not a transition of the flow
+	 * (docs/FORMATS.md has the exec-mode and paging rules) */
 	if ((pe->type == ptev_enabled || pe->type == ptev_disabled ||
-	     pe->type == ptev_exec_mode) && pe->status_update)
+	     pe->type == ptev_exec_mode || pe->type == ptev_paging ||
+	     pe->type == ptev_async_paging) && pe->status_update)
 		return -1;
 	switch (pe->type) {
 	case ptev_enabled:

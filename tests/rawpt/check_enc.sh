@@ -74,10 +74,10 @@ insn_no_ip) c $code_a "psb psbend mode64 pge:0x400038 tip" \
 no_enable) c $code_a "psb psbend mode64 pge:0x400000 pgd:0x400005 tnt:1" \
     0x400000 0x400010 "$(err 0x400010 'expected tracing enabled event')" ;;
 # -- packets libipt binds to an instruction: PIP, VMCS, MODE.Exec --------
-# the PIP of the MOV CR3 at the code's start, then a PSB: libipt decodes on
-# to the MOV CR3 and the jump into unmapped code
+# the PIP of the MOV CR3 at the code's start (PSB+'s: no event), then a
+# PSB: libipt decodes on to the MOV CR3 and the jump into unmapped code
 pip_psb) c $code_b "psb pip:0x1000 mode64 fup:0x400000 psbend pip:0x2000 psb pip:0x2000 mode64 fup:0x400000 psbend" \
-    "[paging cr3=0x1000]" 0x400000 "[paging cr3=0x2000]" 0x400003 \
+    0x400000 "[paging cr3=0x2000]" 0x400003 \
     "$(err 0x500000 'no code at 0x500000: 0x500000: no code mapped there (pid -1)')" ;;
 # the trace ends with the PIP: libipt binds it to the MOV CR3
 pip_end) c $code_b "psb psbend mode64 pge:0x400000 pip:0x1000" \

@@ -14,9 +14,10 @@
  *   OPTION --cpu F/M/S             the recording CPU (libipt's errata)
  *          --filter:addrN_cfg|_a|_b V   IP filter N (0-3), as ptxed
  *
- * Prints one line per instruction (0xIP), per paging event
- * ([paging cr3=0x...]), per execution mode event that is no status update
- * ([exec-mode ip=0x... mode=16|32|64], the ones ptxed prints) and per
+ * Prints one line per instruction (0xIP), per paging event that is no
+ * status update ([paging cr3=0x...]), per execution mode event that is no
+ * status update and changes the mode ([exec-mode ip=0x... mode=16|32|64])
+ * (docs/FORMATS.md's event rules) and per
  * error ([error offset=0x... ip=0x...: libipt's message]), then
  * "instructions: N errors: M".
  */
@@ -118,12 +119,14 @@ static void decode(struct pt_insn_decoder *dec, int status)
 			struct pt_event ev;
 
 			status = pt_insn_event(dec, &ev, sizeof(ev));
-			if (status >= 0 && ev.type == ptev_paging)
+			if (status < 0)
+				break;
+			if (ev.type == ptev_paging && !ev.status_update)
 				printf("[paging cr3=%#" PRIx64 "]\n", ev.variant.paging.cr3);
-			else if (status >= 0 && ev.type == ptev_async_paging)
+			else if (ev.type == ptev_async_paging && !ev.status_update)
 				printf("[paging cr3=%#" PRIx64 "]\n",
 				       ev.variant.async_paging.cr3);
-			else if (status >= 0 && ev.type == ptev_exec_mode) {
+			else if (ev.type == ptev_exec_mode) {
 				if (!ev.status_update &&
 				    (int)ev.variant.exec_mode.mode != mode)
 					print_mode(&ev);

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""check_timeline.py PTSYNTH PTDECODE OUTDIR NCPUS [--insn-only] [ptsynth options] -- CMD [ARGS]
+"""check_timeline.py PTSYNTH PTDECODE OUTDIR NCPUS [ptsynth options] -- CMD [ARGS]
 
 PTSYNTH copy:DIR checks a recording kept before (DIR, copied to OUTDIR;
 the ground truth where it has one) instead of making one.
@@ -31,11 +31,10 @@ per queue); JSON lines carry
 cpu, pid, tid and time and list the same instructions.
 With ptsynth's --guest-code (guest code, no guest sideband: each thread
 a vcpu thread) perf script and ptdecode run with --guest-code.
---insn-only: only --insn against perf script and the ground truth.
 Event lines (--insn's and JSON's): the same with both decoders, at -j1 and
 -j2, merged and --per-queue; the exec-mode ones, per CPU, one for each
-MODE.Exec packet outside PSB+ in perf script -D's dump of that CPU's AUX
-data, at the IP of the TIP or TIP.PGE it binds to (docs/FORMATS.md).
+MODE.Exec packet outside PSB+ that changes the mode in perf script -D's
+dump of that CPU's AUX data, at the IP of the TIP or TIP.PGE it binds to (docs/FORMATS.md).
 A failure prints the first differing entries with context and the
 commands whose output was compared, and keeps the recording as
 OUTDIR-without-.ptd.failed-N.ptd beside OUTDIR.
@@ -351,9 +350,6 @@ def main():
     global CAP
     ptsynth, ptdecode, cap, ncpus = sys.argv[1:5]
     rest = sys.argv[5:]
-    insn_only = rest[0] == '--insn-only'
-    if insn_only:
-        rest = rest[1:]
     if '--guest-code' in rest[:rest.index('--')]:
         GUEST_CODE.append('--guest-code')
     if not shutil.which('perf'):
@@ -387,16 +383,16 @@ def main():
         fail('only %d CPU changes in perf\'s timeline: not interleaved' % changes)
     if any(b[3] < a[3] for a, b in zip(theirs, theirs[1:])):
         fail('perf\'s times go back')
-    pbr = [] if insn_only else perf_branches(cap)
-    pcalls = [] if insn_only else perf_calls(cap)
+    pbr = perf_branches(cap)
+    pcalls = perf_calls(cap)
     # the oracles agree with each other first
     for tid, seq in (truth or {}).items():
         got = [(ip, cpu) for ip, cpu, t, _ in theirs if t == tid]
         if got != seq:
             first_diff(got, seq, 'perf vs ground truth, thread %d' % tid,
                        ('perf', 'expected.insn'))
-    pmodes = {} if insn_only else perf_modes(cap)
-    if not pmodes and not insn_only:
+    pmodes = perf_modes(cap)
+    if not pmodes:
         fail('perf script -D shows no MODE.Exec outside PSB+: nothing to check exec-mode with')
     events, jevents = {}, {}
     timeline = None
@@ -413,13 +409,9 @@ def main():
             if ours != theirs:
                 first_diff(ours, theirs, what + ' --insn vs perf script')
             timeline = ours
-            if insn_only:
-                continue
             nbr, nparked, late = compare_branches(
                 ours_branches(run(base + ['--branches', cap])), pbr, what)
             compare_calls(ours_calls(run(base + ['--calls', cap])), pcalls, late, what)
-        if insn_only:
-            continue
         # -j2 decodes the queues ahead on threads of their own: the same
         # bytes as -j1, disassembly (the decoder's text) and event lines
         # included
@@ -431,7 +423,7 @@ def main():
         # queue after queue: each CPU's instructions whole
         for j in ('1', '2'):
             out = run([ptdecode, '-q', '--decoder=' + dec, '--per-queue', '-j', j, '-t',
-                       '--no-sym', '--insn', '--no-disasm', cap])
+                       '--no-sym', '--insn', '--no-disasm', cap] + GUEST_CODE)
             events[('per-queue', dec, j)] = [l for l in out.splitlines()
                                              if l.startswith('[')]
             pq = ours_insns(out)
@@ -448,7 +440,8 @@ def main():
         for order, j in (('merged', '1'), ('merged', '2'), ('per-queue', '1')):
             what = '--decoder=%s -j%s %s JSON' % (dec, j, order)
             js = run([ptdecode, '-q', '--decoder=' + dec, '-j', j, '--format=json',
-                      '--no-sym', '--insn', cap] + (['--per-queue'] if order != 'merged' else []))
+                      '--no-sym', '--insn', cap] + GUEST_CODE +
+                     (['--per-queue'] if order != 'merged' else []))
             jseq, jev = [], []
             for line in js.splitlines():
                 # the instructions: those of merged -j1 (the others' are
@@ -474,11 +467,6 @@ def main():
                 if a != pmodes.get(c, []):
                     first_diff(a, pmodes.get(c, []), what + ': exec-mode events of CPU %d '
                                'vs the MODE.Exec packets of perf script -D' % c)
-    if insn_only:
-        print('OK: %d instructions on %s CPUs (%d CPU changes) equal perf script%s\'s '
-              'timeline with both decoders at -j1 and -j2; %d threads equal expected.insn'
-              % (len(theirs), ncpus, changes, ' --guest-code' * bool(GUEST_CODE), len(truth or {})))
-        return
     step('event lines')
     # the event lines (exec-mode, enabled, disabled, switch, ...): the
     # same with both decoders at -j1 and -j2, in each order
