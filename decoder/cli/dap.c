@@ -640,18 +640,18 @@ static void run_to_bp(struct dap *d, size_t th, int backward)
 	report_stop(d, th, rc, backward, "breakpoint", bp);
 }
 
-/* next, stepIn, stepOut, stepBack at line or instruction granularity. */
-static void step(struct dap *d, json_object *req, size_t th, int kind,
-		 int backward)
+/* next (kind 0), step in (1), step out (2) forwards or backwards at line
+ * or instruction granularity (gran). */
+static void move(struct dap *d, size_t th, int kind, int backward,
+		 const char *gran)
 {
 	struct ptd_cursor *c = d->cur[th];
 	struct ptd_find_opts f = { .sz = sizeof(f), .backward = backward };
-	const char *gran = arg_str(req, "granularity");
 	unsigned int found = 0;
+	size_t hide;
 	int rc;
 
-	respond(d, req, NULL);
-	if (kind == 1 && !backward && d->hide[th]) {
+	if (kind == 1 && d->hide[th]) {
 		/* gdb's step at an inlined call site enters it in place */
 		size_t h = d->hide[th] - 1;
 
@@ -676,14 +676,24 @@ static void step(struct dap *d, json_object *req, size_t th, int kind,
 		report_stop(d, th, rc, backward, "step", NULL);
 		return;
 	}
-	if (kind == 2) {
-		f.what = PTD_FIND_DEPTH_BELOW;
-		rc = ptd_cursor_find(c, &f, &found);
-	} else {
+	hide = d->hide[th];
+	if (kind == 2)
+		rc = dapstep_out(d->s, c, &hide);
+	else
 		rc = dapstep_line(d->s, c, kind == 1 ? DAPSTEP_INTO : DAPSTEP_OVER,
-				  backward);
-	}
+				  backward, &hide);
 	report_stop(d, th, rc, backward, "step", NULL);
+	/* a step into inlined code at its call site shows it */
+	if (hide != SIZE_MAX && !rc)
+		d->hide[th] = hide;
+}
+
+/* next, stepIn, stepOut, stepBack. */
+static void step(struct dap *d, json_object *req, size_t th, int kind,
+		 int backward)
+{
+	respond(d, req, NULL);
+	move(d, th, kind, backward, arg_str(req, "granularity"));
 }
 
 /* ---- requests ---- */
@@ -1031,7 +1041,7 @@ static int seek_to(struct ptd_cursor *c, const char *what, uint64_t v)
 	return 1;
 }
 
-/* evaluate "insn N", "time T", "pos P": goto. */
+/* evaluate "insn N", "time T", "pos P": goto; "reverse-step". */
 static void evaluate(struct dap *d, json_object *req, size_t th)
 {
 	const char *e = arg_str(req, "expression");
@@ -1039,9 +1049,23 @@ static void evaluate(struct dap *d, json_object *req, size_t th)
 	unsigned long long v;
 	int rc;
 
+	if (e && sscanf(e, " %15s %c", what, res) == 1 &&
+	    (!strcmp(what, "reverse-step") || !strcmp(what, "rs"))) {
+		/* gdb's reverse-step, which DAP has no request for */
+		json_object *body = json_object_new_object();
+
+		json_object_object_add(body, "result",
+				       json_object_new_string("reverse-step"));
+		json_object_object_add(body, "variablesReference",
+				       json_object_new_int(0));
+		respond(d, req, body);
+		move(d, th, 1, 1, NULL);
+		return;
+	}
 	if (!e || sscanf(e, " %15s %llu", what, &v) != 2) {
 		respond_err(d, req, "evaluate: a control-flow trace has no values; "
-			    "go to a point with 'insn N', 'time NS' or 'pos P'");
+			    "go to a point with 'insn N', 'time NS' or 'pos P', "
+			    "or step back into calls with 'reverse-step'");
 		return;
 	}
 	rc = seek_to(d->cur[th], what, v);

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""check_steps.py PTDECODE CAPTURE SEED N MIX
+"""check_steps.py PTDECODE CAPTURE SEED N MIX [REVMIX]
 
 Line stepping of `ptdecode dap` on a ptsynth capture against gdb on a live
 run of the capture's program (same binary, no arguments, as ptsynth ran
@@ -14,9 +14,11 @@ it), both stopped first at `break main`:
      the start of the trace (goto instruction 0, continue to main), and
      must show the same backtraces;
   2. backwards: under gdb's `record full`, the first half of each
-     sequence, then reverse-next until near the start of the recording
-     (where gdb stops early: not compared); the adapter's stepBack must
-     give the same backtraces.
+     sequence, then reverse-next (or a seeded random choice from REVMIX:
+     "b" reverse-next, "r" reverse-step) until near the start of the
+     recording (where gdb stops early: not compared); the adapter's
+     stepBack (reverse-step: the debug console's `reverse-step`) must give
+     the same backtraces.
 
 Exits 77 (skip) when gdb is missing."""
 import os
@@ -27,6 +29,7 @@ import gdbtool  # noqa: E402
 
 ptdecode, capture = sys.argv[1:3]
 seed, n, mix = int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+revmix = sys.argv[6] if len(sys.argv) > 6 else 'b'
 gdbtool.need_gdb(capture)
 fails = 0
 
@@ -90,7 +93,11 @@ def session():
 def replay(c, tid, cmds):
     got = []
     for cmd in cmds:
-        c.request(DAP_CMD[cmd], threadId=tid)
+        if cmd == 'reverse-step':
+            r = c.request('evaluate', expression='reverse-step', context='repl')
+            check(r['success'], 'evaluate reverse-step: %s' % r)
+        else:
+            c.request(DAP_CMD[cmd], threadId=tid)
         c.wait_event('stopped')
         got.append([cmd, gdbtool.dap_bt(c, tid)])
     return got
@@ -127,7 +134,9 @@ print('step/next/finish (seed %d, mix %s): %d sequences, %d of %d steps equal to
 # backwards: the first half of each sequence forwards, then reverse-next
 halves = [[w[0] for w in want[:len(want) // 2 + 1]] for _, want in seqs]
 rev = gdbtool.gdb(capture, '''
-import re
+import re, random
+rng = random.Random(%d)
+rnames = {'b': 'reverse-next', 'r': 'reverse-step'}
 def at_start():
     o = gdb.execute('info record', to_string=True)
     lo = re.search(r'Lowest recorded instruction number is (\\d+)', o)
@@ -143,15 +152,16 @@ for half in %r:
         gdb.execute(cmd, to_string=True)
     out = []
     for k in range(3 * len(half)):
-        gdb.execute('reverse-next', to_string=True)
+        cmd = rnames[rng.choice(%r)]
+        gdb.execute(cmd, to_string=True)
         # near the start of the recording gdb stops early: not compared
         if at_start() or bt() == first:
             break
-        out.append(['reverse-next', bt()])
+        out.append([cmd, bt()])
     gdb.execute('record stop', to_string=True)
     res.append(out)
 print('RESULT ' + json.dumps(res))
-''' % (halves,))
+''' % (seed, halves, revmix))
 same = total = 0
 for k, (half, want) in enumerate(zip(halves, rev)):
     c, tid = session()
@@ -159,8 +169,9 @@ for k, (half, want) in enumerate(zip(halves, rev)):
     got = replay(c, tid, [w[0] for w in want])
     same += compare(got, want, 'reverse sequence %d' % (k + 1))
     total += len(want)
-print('reverse-next after the first half of each sequence: %d of %d steps equal to gdb'
-      % (same, total))
+print('%s after the first half of each sequence: %d of %d steps equal to gdb'
+      % ('/'.join(sorted(set(w[0] for want in rev for w in want))) or 'reverse-next',
+         same, total))
 C[0].close()
 gdbtool.cleanup()
 sys.exit(1 if fails else 0)
