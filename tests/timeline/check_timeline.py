@@ -32,6 +32,10 @@ cpu, pid, tid and time and list the same instructions.
 With ptsynth's --guest-code (guest code, no guest sideband: each thread
 a vcpu thread) perf script and ptdecode run with --guest-code.
 --insn-only: only --insn against perf script and the ground truth.
+--no-fallback: also ptdecode --stats with both decoders at -j1 and -j2
+counts no clock fallback (perf's timing followed through every packet)
+and warns of none; with ptsynth's --overflows the stats count overflows
+(the OVF packets were there to follow).
 Event lines (--insn's and JSON's): the same with both decoders, at -j1 and
 -j2, merged and --per-queue; the exec-mode ones, per CPU, one for each
 MODE.Exec packet outside PSB+ in perf script -D's dump of that CPU's AUX
@@ -344,6 +348,26 @@ def ground_truth(cap):
     return per
 
 
+def check_no_fallback(ptdecode, cap, dec, j, overflows):
+    """ptdecode --stats: no clock fallback counted or warned of; with
+    overflows in the recording, overflows counted."""
+    cmd = [ptdecode, '--decoder=' + dec, '-j', j, '--stats', '-t', '--no-sym', '--insn',
+           '--no-disasm', cap] + GUEST_CODE
+    RAN.append(' '.join(cmd))
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode:
+        fail('%s exited %d: %s' % (' '.join(cmd), r.returncode, r.stderr[-2000:]))
+    st = dict(re.findall(r'^([a-z ]+): (\d+)$', r.stdout, re.M))
+    for k in ('clock fallback queues', 'clock fallback events'):
+        if st.get(k) != '0':
+            fail('--decoder=%s -j%s --stats: %s: %s (expected 0)' % (dec, j, k, st.get(k)))
+    if 'clock fallback' in r.stderr or 'timing cannot be followed' in r.stderr:
+        fail('--decoder=%s -j%s warns of a clock fallback: %s' % (dec, j, r.stderr[-1000:]))
+    if overflows and int(st.get('overflows', '0')) == 0:
+        fail('--decoder=%s -j%s --stats: no overflows in a recording made with '
+             '--overflows' % (dec, j))
+
+
 def main():
     if len(sys.argv) < 7 or '--' not in sys.argv:
         print(__doc__)
@@ -351,8 +375,10 @@ def main():
     global CAP
     ptsynth, ptdecode, cap, ncpus = sys.argv[1:5]
     rest = sys.argv[5:]
-    insn_only = rest[0] == '--insn-only'
-    if insn_only:
+    insn_only = no_fallback = False
+    while rest and rest[0] in ('--insn-only', '--no-fallback'):
+        insn_only |= rest[0] == '--insn-only'
+        no_fallback |= rest[0] == '--no-fallback'
         rest = rest[1:]
     if '--guest-code' in rest[:rest.index('--')]:
         GUEST_CODE.append('--guest-code')
@@ -413,6 +439,8 @@ def main():
             if ours != theirs:
                 first_diff(ours, theirs, what + ' --insn vs perf script')
             timeline = ours
+            if no_fallback:
+                check_no_fallback(ptdecode, cap, dec, j, '--overflows' in rest[:rest.index('--')])
             if insn_only:
                 continue
             nbr, nparked, late = compare_branches(
