@@ -489,7 +489,15 @@ int ptgen_overflow(struct ptgen *g, uint64_t next, uint64_t lost)
 {
 	int r;
 
-	if (!g->enabled || !g->after_flow)
+	if (!g->enabled) {
+		/* while tracing is off (in the kernel): the OVF alone, the
+		 * TIP.PGE that resumes tracing follows */
+		g->tsc += lost;
+		g->st.ovfs++;
+		g->last_ip = 0;    /* IP compression starts over */
+		return mtc_catch_up(g, g->tsc) ? PTD_ERR_LIMIT : emit_simple(g, ppt_ovf);
+	}
+	if (!g->after_flow)
 		return PTD_ERR_INVAL;
 	if ((r = mtc_catch_up(g, g->tsc)) || (r = flush_tnt(g)))
 		return r;

@@ -100,7 +100,9 @@ int ptgen_insn(struct ptgen *g, uint64_t ip, const struct ptgen_insn *in,
  * the packets gave (a TNT bit, TIP or TIP.PGE), so that no instruction
  * goes unseen: lost cycles pass with their packets dropped, then OVF, TSC
  * (and TMA) and FUP(next), next being that target.  The return stack
- * starts over.  PTD_ERR_INVAL elsewhere (ptgen_can_overflow says). */
+ * starts over.  While tracing is off: the OVF alone (the TIP.PGE of
+ * ptgen_enable follows).  PTD_ERR_INVAL after any other instruction
+ * (ptgen_can_overflow says). */
 int ptgen_overflow(struct ptgen *g, uint64_t next, uint64_t lost);
 int ptgen_can_overflow(const struct ptgen *g);
 /* Emits a PSB+ now (e.g. in front of a new stretch of trace, so that a

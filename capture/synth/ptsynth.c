@@ -1262,6 +1262,12 @@ static void trace(struct synth *s, struct sched *sc)
 		} else if (s->o.interrupts > 0 && !t->mid_rep && rnd(sc) < s->o.interrupts) {
 			check(s, ptgen_async_disable(s->gen, t->ip), "packet generation");
 			ptgen_advance(s->gen, KERNEL_CYCLES);
+			if (s->o.overflows > 0 && rnd(sc) < 0.5) {
+				/* the buffer overflowed while in the kernel */
+				check(s, ptgen_overflow(s->gen, t->ip, KERNEL_CYCLES / 4),
+				      "packet generation");
+				s->noverflows++;
+			}
 			check(s, ptgen_enable(s->gen, t->ip), "packet generation");
 			s->ninterrupts++;
 		} else if (s->o.vm_exits > 0 && !t->mid_rep && rnd(sc) < s->o.vm_exits) {
@@ -1350,7 +1356,9 @@ static const char usage_text[] =
 	"  --overflows P    internal buffer overflows (OVF, TSC, FUP), each\n"
 	"                   right after a branch whose target the packets\n"
 	"                   gave (so that no instruction goes unseen),\n"
-	"                   probability per instruction (drawn with --seed)\n"
+	"                   probability per instruction (drawn with --seed);\n"
+	"                   and, with --interrupts, an OVF while tracing is\n"
+	"                   off in half of the interrupts\n"
 	"  --guest-code     PIP.NR=1 and VMCS, no guest sideband: the guest's\n"
 	"                   code is the traced process's memory (perf script\n"
 	"                   --guest-code, ptdecode --guest-code); with --cpus N\n"

@@ -458,6 +458,11 @@ static void state(struct perfclock *c)
 	update(c);
 }
 
+/* An event timed by perf's state before it that perf's queue does not
+ * stop at (an error state: intel-pt.c goes on decoding): the queue's key
+ * stays. */
+#define NO_KEY 3
+
 /* Reads one packet and applies its timing.  Returns its type, PK_NONE at
  * the end of the trace, PK_OTHER for one the clock does not follow. */
 static enum pk step(struct perfclock *c)
@@ -871,7 +876,8 @@ static uint64_t estimate(const struct perfclock *c)
 			    c->sample_insn_cnt << 1);
 }
 
-/* 0: ev is timed (c->sample); 1: also keyed by *key; STATE; -1. */
+/* 0: ev is timed (c->sample); 1: also keyed by *key; STATE; NO_KEY;
+ * -1. */
 static int on_event(struct perfclock *c, const struct ptd_event *ev,
 		    uint64_t *key)
 {
@@ -920,7 +926,15 @@ static int on_event(struct perfclock *c, const struct ptd_event *ev,
 	case PTD_EV_OVERFLOW:
 		if ((rc = need(c)))
 			return rc;
-		if (c->pend != PK_OVF || ovf_fup(c, ev))
+		if (c->pend != PK_OVF)
+			return -1;
+		if ((ev->flags & PTD_EVF_IP_SUPPRESSED) || !ev->ip) {
+			/* while tracing was off: perf's error state times
+			 * it, the TIP.PGE after it is the enable's */
+			c->pend = PK_NONE;
+			return NO_KEY;
+		}
+		if (ovf_fup(c, ev))
 			return -1;
 		*key = estimate(c);   /* a trace begin, as above */
 		return 1;
@@ -967,7 +981,9 @@ int perfclock_time(struct perfclock *c, const struct ptd_event *ev,
 	at->state = rc == STATE;
 	at->t = c->sample;
 	at->assign = rc == 1;
-	if (rc != 1)
+	if (rc == NO_KEY)
+		at->key = 0;            /* below the queue's key: kept */
+	else if (rc != 1)
 		at->key = c->sample;
 	/* perf switches threads at a record's time: its states from then on
 	 * have the new one (a host thread the decoder took from the sideband

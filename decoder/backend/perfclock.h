@@ -14,7 +14,9 @@
  * (CTC:TSC ratio), CYC (cycles to TSC from CBR, or measured between two
  * MTCs, looking ahead within the AUXTRACE buffer as perf does) and CBR.
  * An OVF is an error state of perf's; it reads on to the FUP after it
- * and returns a trace begin there, which times the overflow event.
+ * and returns a trace begin there, which times the overflow event (an
+ * OVF while tracing is off: the error state's time, the queue's key
+ * unchanged, since intel-pt.c does not stop a queue at an error).
  *
  * This module reads the queue's packets a second time, in step with the
  * events a decoder hands out (which instruction consumes a TNT bit or a
