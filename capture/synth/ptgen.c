@@ -30,6 +30,8 @@ struct ptgen {
 	uint64_t mtc_k;           /* CTC >> mtc_freq of the last MTC period */
 	uint64_t next_mtc;        /* TSC at which CTC bit mtc_freq next toggles */
 	uint64_t last_cyc;        /* TSC of the last CYC (cycle counter reset) */
+	int after_flow;           /* the last instruction's target is known
+				   * from a packet (TNT bit, TIP, TIP.PGE) */
 	uint64_t ret[RETSTACK];   /* return-compression ring */
 	int ret_top, ret_n;
 	struct ptgen_stats st;
@@ -381,6 +383,7 @@ uint64_t ptgen_tsc(const struct ptgen *g) { return g->tsc; }
 uint64_t ptgen_last_tsc(const struct ptgen *g) { return g->last_tsc; }
 void ptgen_advance(struct ptgen *g, uint64_t cycles) { g->tsc += cycles; }
 int ptgen_enabled(const struct ptgen *g) { return g->enabled; }
+int ptgen_can_overflow(const struct ptgen *g) { return g->enabled && g->after_flow; }
 
 int ptgen_enable(struct ptgen *g, uint64_t ip)
 {
@@ -394,6 +397,7 @@ int ptgen_enable(struct ptgen *g, uint64_t ip)
 		return r;
 	g->enabled = 1;
 	g->st.pges++;
+	g->after_flow = 1;
 	ret_clear(g);
 	return 0;
 }
@@ -441,6 +445,8 @@ int ptgen_insn(struct ptgen *g, uint64_t ip, const struct ptgen_insn *in,
 	g->tsc += g->o.cycles_per_insn;
 	if ((r = mtc_catch_up(g, g->tsc)))
 		return r;
+	g->after_flow = in->cls == PTG_COND || in->cls == PTG_CALL_INDIRECT ||
+			in->cls == PTG_JMP_INDIRECT || in->cls == PTG_RET;
 	switch (in->cls) {
 	case PTG_OTHER:
 	case PTG_JMP_DIRECT:
@@ -477,6 +483,39 @@ int ptgen_insn(struct ptgen *g, uint64_t ip, const struct ptgen_insn *in,
 		break;
 	}
 	return r;
+}
+
+int ptgen_overflow(struct ptgen *g, uint64_t next, uint64_t lost)
+{
+	int r;
+
+	if (!g->enabled) {
+		/* while tracing is off (in the kernel): the OVF alone, the
+		 * TIP.PGE that resumes tracing follows */
+		g->tsc += lost;
+		g->st.ovfs++;
+		g->last_ip = 0;    /* IP compression starts over */
+		return mtc_catch_up(g, g->tsc) ? PTD_ERR_LIMIT : emit_simple(g, ppt_ovf);
+	}
+	if (!g->after_flow)
+		return PTD_ERR_INVAL;
+	if ((r = mtc_catch_up(g, g->tsc)) || (r = flush_tnt(g)))
+		return r;
+	/* the packets of the lost stretch (its MTCs too) are gone */
+	g->tsc += lost;
+	if (g->o.mtc) {
+		g->mtc_k = ctc_of(g, g->tsc) >> g->o.mtc_freq;
+		g->next_mtc = tsc_of_ctc(g, (g->mtc_k + 1) << g->o.mtc_freq);
+	}
+	/* IP compression starts over after OVF, as after PSB (libipt) */
+	g->last_ip = 0;
+	if ((r = emit_simple(g, ppt_ovf)) || (r = emit_tsc(g)) ||
+	    (r = emit_ip(g, ppt_fup, next, 0)))
+		return r;
+	g->st.ovfs++;
+	g->st.fups++;
+	ret_clear(g);
+	return 0;
 }
 
 int ptgen_sync(struct ptgen *g, uint64_t ip)

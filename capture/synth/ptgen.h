@@ -96,6 +96,15 @@ int ptgen_enable(struct ptgen *g, uint64_t ip);
 /* One executed instruction at ip whose architectural successor is next. */
 int ptgen_insn(struct ptgen *g, uint64_t ip, const struct ptgen_insn *in,
 	       uint64_t next);
+/* An internal buffer overflow right after an instruction whose target
+ * the packets gave (a TNT bit, TIP or TIP.PGE), so that no instruction
+ * goes unseen: lost cycles pass with their packets dropped, then OVF, TSC
+ * (and TMA) and FUP(next), next being that target.  The return stack
+ * starts over.  While tracing is off: the OVF alone (the TIP.PGE of
+ * ptgen_enable follows).  PTD_ERR_INVAL after any other instruction
+ * (ptgen_can_overflow says). */
+int ptgen_overflow(struct ptgen *g, uint64_t next, uint64_t lost);
+int ptgen_can_overflow(const struct ptgen *g);
 /* Emits a PSB+ now (e.g. in front of a new stretch of trace, so that a
  * decoder that lost sync before it finds it again right there). */
 int ptgen_sync(struct ptgen *g, uint64_t ip);
@@ -117,7 +126,7 @@ int ptgen_finish(struct ptgen *g);
 /* Counters for the info file. */
 struct ptgen_stats {
 	uint64_t bytes, psbs, tnt_bits, tips, fups, pges, pgds, rets_compressed;
-	uint64_t tscs, mtcs, cycs;
+	uint64_t tscs, mtcs, cycs, ovfs;
 };
 void ptgen_get_stats(const struct ptgen *g, struct ptgen_stats *s);
 

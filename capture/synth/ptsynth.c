@@ -72,6 +72,7 @@ struct opts {
 	unsigned seed;
 	double interrupts;   /* probability per instruction */
 	double vm_exits;     /* --vm-exits: probability per instruction */
+	double overflows;    /* --overflows: probability per instruction */
 	uint64_t quantum;    /* instructions per thread time slice */
 	int archive;         /* 1: the program's own ELF files, 2: all */
 	const char *filter;  /* --addr-filter: AUXTRACE_INFO's filter string */
@@ -136,7 +137,7 @@ struct synth {
 	size_t pages_cap, npages;
 	struct icache_ent *ic;
 	size_t ic_cap, ic_n;
-	uint64_t nsignals, ninterrupts, nswitches, nvm_exits;
+	uint64_t nsignals, ninterrupts, nswitches, nvm_exits, noverflows;
 	char err[512];
 	/* JIT code: clock pairs, executed dynamic code, jitdump copies */
 	struct jitconv *jc;
@@ -1261,6 +1262,12 @@ static void trace(struct synth *s, struct sched *sc)
 		} else if (s->o.interrupts > 0 && !t->mid_rep && rnd(sc) < s->o.interrupts) {
 			check(s, ptgen_async_disable(s->gen, t->ip), "packet generation");
 			ptgen_advance(s->gen, KERNEL_CYCLES);
+			if (s->o.overflows > 0 && rnd(sc) < 0.5) {
+				/* the buffer overflowed while in the kernel */
+				check(s, ptgen_overflow(s->gen, t->ip, KERNEL_CYCLES / 4),
+				      "packet generation");
+				s->noverflows++;
+			}
 			check(s, ptgen_enable(s->gen, t->ip), "packet generation");
 			s->ninterrupts++;
 		} else if (s->o.vm_exits > 0 && !t->mid_rep && rnd(sc) < s->o.vm_exits) {
@@ -1270,6 +1277,11 @@ static void trace(struct synth *s, struct sched *sc)
 			ptgen_advance(s->gen, KERNEL_CYCLES);
 			check(s, ptgen_vm_entry(s->gen, t->ip), "packet generation");
 			s->nvm_exits++;
+		} else if (s->o.overflows > 0 && !t->mid_rep &&
+			   ptgen_can_overflow(s->gen) && rnd(sc) < s->o.overflows) {
+			check(s, ptgen_overflow(s->gen, t->ip, KERNEL_CYCLES / 4),
+			      "packet generation");
+			s->noverflows++;
 		} else if (s->sample_due && !t->mid_rep) {
 			take_sample(s, t);
 		}
@@ -1341,6 +1353,12 @@ static const char usage_text[] =
 	"  --vm-exits P     with --guest: random VM exits (tracing stops) and\n"
 	"                   entries (PIP, VMCS, tracing resumes), probability\n"
 	"                   per instruction (drawn with --seed, as --interrupts)\n"
+	"  --overflows P    internal buffer overflows (OVF, TSC, FUP), each\n"
+	"                   right after a branch whose target the packets\n"
+	"                   gave (so that no instruction goes unseen),\n"
+	"                   probability per instruction (drawn with --seed);\n"
+	"                   and, with --interrupts, an OVF while tracing is\n"
+	"                   off in half of the interrupts\n"
 	"  --guest-code     PIP.NR=1 and VMCS, no guest sideband: the guest's\n"
 	"                   code is the traced process's memory (perf script\n"
 	"                   --guest-code, ptdecode --guest-code); with --cpus N\n"
@@ -1415,6 +1433,7 @@ static void set_opt(void *ctx, int c, const char *arg)
 	case 'G': o->guest = 1; break;
 	case 'V': o->guest = 2; break;
 	case 'E': o->vm_exits = strtod(arg, NULL); break;
+	case 'O': o->overflows = strtod(arg, NULL); break;
 	case 'S': o->sample_every = strtoull(arg, NULL, 0); break;
 	case 'U':
 		if (!strcmp(arg, "dwarf") && !sampler_have_dwarf())
@@ -1456,6 +1475,7 @@ static void parse_opts(struct synth *s, struct sched *sc, int argc, char **argv)
 		{ "guest", no_argument, NULL, 'G' },
 		{ "guest-code", no_argument, NULL, 'V' },
 		{ "vm-exits", required_argument, NULL, 'E' },
+		{ "overflows", required_argument, NULL, 'O' },
 		{ "sample-every", required_argument, NULL, 'S' },
 		{ "unwind", required_argument, NULL, 'U' },
 		{ "perf-layout", required_argument, NULL, 'Y' },
@@ -1650,9 +1670,11 @@ static void write_info(struct synth *s, const struct sched *sc, const struct ptg
 	fprintf(f, "time_shift=%d\ntime_mult=%d\ntime_zero=%llu\n", TIME_SHIFT,
 		TIME_MULT, (unsigned long long)TIME_ZERO);
 	fprintf(f, "instructions=%llu\nthreads=%d\nswitches=%llu\nsignals=%llu\n"
-		"interrupts_injected=%llu\nvm_exits=%llu\n", (unsigned long long)s->ninsns,
+		"interrupts_injected=%llu\nvm_exits=%llu\noverflows=%llu\n",
+		(unsigned long long)s->ninsns,
 		sc->n, (unsigned long long)s->nswitches, (unsigned long long)s->nsignals,
-		(unsigned long long)s->ninterrupts, (unsigned long long)s->nvm_exits);
+		(unsigned long long)s->ninterrupts, (unsigned long long)s->nvm_exits,
+		(unsigned long long)s->noverflows);
 	fprintf(f, "trace_bytes=%llu\npsbs=%llu\ntnt_bits=%llu\ntips=%llu\n"
 		"rets_compressed=%llu\npges=%llu\npgds=%llu\n",
 		(unsigned long long)gs->bytes, (unsigned long long)gs->psbs,

@@ -9,7 +9,8 @@
 enum pk {
 	PK_NONE, PK_PAD, PK_TNT, PK_TIP, PK_PGE, PK_PGD, PK_FUP, PK_TSC, PK_MTC,
 	PK_TMA, PK_CYC, PK_CBR, PK_PSB, PK_PSBEND, PK_MODE, PK_PIP, PK_VMCS,
-	PK_MNT, PK_OTHER,       /* a packet that stops the clock */
+	PK_MNT, PK_OVF,
+	PK_OTHER,               /* a packet that stops the clock */
 };
 
 struct pkt {
@@ -173,6 +174,7 @@ static int parse(const uint8_t *b, size_t len, struct pkt *k)
 		case 0xa3: k->type = PK_TNT; n = 8; break;
 		case 0xc3: k->type = PK_MNT; n = 11; break;
 		case 0xc8: k->type = PK_VMCS; n = 7; break;
+		case 0xf3: k->type = PK_OVF; n = 2; break;
 		default: k->type = PK_OTHER; return -1;
 		}
 		if (len < n)
@@ -456,6 +458,11 @@ static void state(struct perfclock *c)
 	update(c);
 }
 
+/* An event timed by perf's state before it that perf's queue does not
+ * stop at (an error state: intel-pt.c goes on decoding): the queue's key
+ * stays. */
+#define NO_KEY 3
+
 /* Reads one packet and applies its timing.  Returns its type, PK_NONE at
  * the end of the trace, PK_OTHER for one the clock does not follow. */
 static enum pk step(struct perfclock *c)
@@ -564,6 +571,14 @@ static int fetch(struct perfclock *c)
 		case PK_FUP:
 			if (c->in_psb)
 				break;
+			c->pend = t;
+			return 0;
+		case PK_OVF:
+			/* perf's overflow: an error state, its instruction
+			 * count reset */
+			c->insn_cnt = 0;
+			c->tnt = 0;
+			update(c);
 			c->pend = t;
 			return 0;
 		case PK_PSB:
@@ -782,6 +797,34 @@ static int fup_tip(struct perfclock *c)
 	}
 }
 
+/* After an OVF perf reads on to the FUP that says where the trace
+ * resumes (timing packets on the way), and returns in sync there: a
+ * trace begin (its overflow flag set) at that time. */
+static int ovf_fup(struct perfclock *c, const struct ptd_event *ev)
+{
+	for (;;) {
+		enum pk t = step(c);
+
+		switch (t) {
+		case PK_TSC: case PK_TMA: case PK_MTC: case PK_CYC: case PK_PIP:
+		case PK_MODE: case PK_VMCS: case PK_MNT:
+			break;
+		case PK_CBR:            /* a CBR state of its own first */
+			if (c->cbr != c->cbr_seen)
+				return -1;
+			break;
+		case PK_FUP:
+			if (c->last_ip != ev->ip)
+				return -1;
+			c->pend = PK_NONE;
+			update(c);
+			return 0;
+		default:                /* TIP.PGE, PSB: not followed */
+			return -1;
+		}
+	}
+}
+
 /* The flow packet an event needs: 0 when there is one, STATE, or -1. */
 static int need(struct perfclock *c)
 {
@@ -810,7 +853,7 @@ static int no_flow_left(const struct perfclock *c)
 		if (!n)
 			return cu.pi >= c->npieces;
 		switch (k.type) {
-		case PK_TNT: case PK_TIP: case PK_PGE: case PK_PGD:
+		case PK_TNT: case PK_TIP: case PK_PGE: case PK_PGD: case PK_OVF:
 			return 0;
 		case PK_FUP:            /* a PSB+'s FUP is the decoder's place */
 			if (!in_psb)
@@ -824,7 +867,17 @@ static int no_flow_left(const struct perfclock *c)
 	}
 }
 
-/* 0: ev is timed (c->sample); 1: also keyed by *key; STATE; -1. */
+/* intel-pt.c keys a return to user space (a trace begin) by perf's
+ * estimated TSC. */
+static uint64_t estimate(const struct perfclock *c)
+{
+	return c->sample + (c->cbr && c->max_nt ?
+			    (c->sample_insn_cnt << 1) * c->max_nt / c->cbr :
+			    c->sample_insn_cnt << 1);
+}
+
+/* 0: ev is timed (c->sample); 1: also keyed by *key; STATE; NO_KEY;
+ * -1. */
 static int on_event(struct perfclock *c, const struct ptd_event *ev,
 		    uint64_t *key)
 {
@@ -846,10 +899,7 @@ static int on_event(struct perfclock *c, const struct ptd_event *ev,
 			return -1;
 		c->pend = PK_NONE;
 		update(c);
-		/* intel-pt.c keys a return to user space by its estimate */
-		*key = c->sample + (c->cbr && c->max_nt ?
-				    (c->sample_insn_cnt << 1) * c->max_nt / c->cbr :
-				    c->sample_insn_cnt << 1);
+		*key = estimate(c);
 		return 1;
 	case PTD_EV_DISABLED:
 		if (c->pgd_done) {
@@ -873,6 +923,21 @@ static int on_event(struct perfclock *c, const struct ptd_event *ev,
 		if (c->pend != PK_FUP)
 			return -1;
 		return fup_tip(c);
+	case PTD_EV_OVERFLOW:
+		if ((rc = need(c)))
+			return rc;
+		if (c->pend != PK_OVF)
+			return -1;
+		if ((ev->flags & PTD_EVF_IP_SUPPRESSED) || !ev->ip) {
+			/* while tracing was off: perf's error state times
+			 * it, the TIP.PGE after it is the enable's */
+			c->pend = PK_NONE;
+			return NO_KEY;
+		}
+		if (ovf_fup(c, ev))
+			return -1;
+		*key = estimate(c);   /* a trace begin, as above */
+		return 1;
 	case PTD_EV_PAGING: case PTD_EV_EXEC_MODE: case PTD_EV_SWITCH:
 	case PTD_EV_TIME:
 		return 0;
@@ -916,7 +981,9 @@ int perfclock_time(struct perfclock *c, const struct ptd_event *ev,
 	at->state = rc == STATE;
 	at->t = c->sample;
 	at->assign = rc == 1;
-	if (rc != 1)
+	if (rc == NO_KEY)
+		at->key = 0;            /* below the queue's key: kept */
+	else if (rc != 1)
 		at->key = c->sample;
 	/* perf switches threads at a record's time: its states from then on
 	 * have the new one (a host thread the decoder took from the sideband

@@ -13,12 +13,16 @@
  * space").  The running timestamp follows perf's rules for TSC, TMA, MTC
  * (CTC:TSC ratio), CYC (cycles to TSC from CBR, or measured between two
  * MTCs, looking ahead within the AUXTRACE buffer as perf does) and CBR.
+ * An OVF is an error state of perf's; it reads on to the FUP after it
+ * and returns a trace begin there, which times the overflow event (an
+ * OVF while tracing is off: the error state's time, the queue's key
+ * unchanged, since intel-pt.c does not stop a queue at an error).
  *
  * This module reads the queue's packets a second time, in step with the
  * events a decoder hands out (which instruction consumes a TNT bit or a
  * TIP is known from the instruction's class and bytes), with no code and
  * no decoding of its own.  Where the packets do not match the events (a
- * packet it does not know, an error, overflow, a gap between AUXTRACE
+ * packet it does not know, an error, a gap between AUXTRACE
  * buffers), it says so and the caller uses the decoder's times from then
  * on.  Memory: a few words per queue.
  */

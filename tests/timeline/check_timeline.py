@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""check_timeline.py PTSYNTH PTDECODE OUTDIR NCPUS [ptsynth options] -- CMD [ARGS]
+"""check_timeline.py PTSYNTH PTDECODE OUTDIR NCPUS [--insn-only] [ptsynth options] -- CMD [ARGS]
 
 PTSYNTH copy:DIR checks a recording kept before (DIR, copied to OUTDIR;
 the ground truth where it has one) instead of making one.
@@ -31,6 +31,11 @@ per queue); JSON lines carry
 cpu, pid, tid and time and list the same instructions.
 With ptsynth's --guest-code (guest code, no guest sideband: each thread
 a vcpu thread) perf script and ptdecode run with --guest-code.
+--insn-only: only --insn against perf script and the ground truth.
+--no-fallback: also ptdecode --stats with both decoders at -j1 and -j2
+counts no clock fallback (perf's timing followed through every packet)
+and warns of none; with ptsynth's --overflows the stats count overflows
+(the OVF packets were there to follow).
 Event lines (--insn's and JSON's): the same with both decoders, at -j1 and
 -j2, merged and --per-queue; the exec-mode ones, per CPU, one for each
 MODE.Exec packet outside PSB+ that changes the mode in perf script -D's
@@ -343,6 +348,26 @@ def ground_truth(cap):
     return per
 
 
+def check_no_fallback(ptdecode, cap, dec, j, overflows):
+    """ptdecode --stats: no clock fallback counted or warned of; with
+    overflows in the recording, overflows counted."""
+    cmd = [ptdecode, '--decoder=' + dec, '-j', j, '--stats', '-t', '--no-sym', '--insn',
+           '--no-disasm', cap] + GUEST_CODE
+    RAN.append(' '.join(cmd))
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode:
+        fail('%s exited %d: %s' % (' '.join(cmd), r.returncode, r.stderr[-2000:]))
+    st = dict(re.findall(r'^([a-z ]+): (\d+)$', r.stdout, re.M))
+    for k in ('clock fallback queues', 'clock fallback events'):
+        if st.get(k) != '0':
+            fail('--decoder=%s -j%s --stats: %s: %s (expected 0)' % (dec, j, k, st.get(k)))
+    if 'clock fallback' in r.stderr or 'timing cannot be followed' in r.stderr:
+        fail('--decoder=%s -j%s warns of a clock fallback: %s' % (dec, j, r.stderr[-1000:]))
+    if overflows and int(st.get('overflows', '0')) == 0:
+        fail('--decoder=%s -j%s --stats: no overflows in a recording made with '
+             '--overflows' % (dec, j))
+
+
 def main():
     if len(sys.argv) < 7 or '--' not in sys.argv:
         print(__doc__)
@@ -350,6 +375,11 @@ def main():
     global CAP
     ptsynth, ptdecode, cap, ncpus = sys.argv[1:5]
     rest = sys.argv[5:]
+    insn_only = no_fallback = False
+    while rest and rest[0] in ('--insn-only', '--no-fallback'):
+        insn_only |= rest[0] == '--insn-only'
+        no_fallback |= rest[0] == '--no-fallback'
+        rest = rest[1:]
     if '--guest-code' in rest[:rest.index('--')]:
         GUEST_CODE.append('--guest-code')
     if not shutil.which('perf'):
@@ -383,16 +413,16 @@ def main():
         fail('only %d CPU changes in perf\'s timeline: not interleaved' % changes)
     if any(b[3] < a[3] for a, b in zip(theirs, theirs[1:])):
         fail('perf\'s times go back')
-    pbr = perf_branches(cap)
-    pcalls = perf_calls(cap)
+    pbr = [] if insn_only else perf_branches(cap)
+    pcalls = [] if insn_only else perf_calls(cap)
     # the oracles agree with each other first
     for tid, seq in (truth or {}).items():
         got = [(ip, cpu) for ip, cpu, t, _ in theirs if t == tid]
         if got != seq:
             first_diff(got, seq, 'perf vs ground truth, thread %d' % tid,
                        ('perf', 'expected.insn'))
-    pmodes = perf_modes(cap)
-    if not pmodes:
+    pmodes = {} if insn_only else perf_modes(cap)
+    if not pmodes and not insn_only:
         fail('perf script -D shows no MODE.Exec outside PSB+: nothing to check exec-mode with')
     events, jevents = {}, {}
     timeline = None
@@ -409,9 +439,15 @@ def main():
             if ours != theirs:
                 first_diff(ours, theirs, what + ' --insn vs perf script')
             timeline = ours
+            if no_fallback:
+                check_no_fallback(ptdecode, cap, dec, j, '--overflows' in rest[:rest.index('--')])
+            if insn_only:
+                continue
             nbr, nparked, late = compare_branches(
                 ours_branches(run(base + ['--branches', cap])), pbr, what)
             compare_calls(ours_calls(run(base + ['--calls', cap])), pcalls, late, what)
+        if insn_only:
+            continue
         # -j2 decodes the queues ahead on threads of their own: the same
         # bytes as -j1, disassembly (the decoder's text) and event lines
         # included
@@ -467,6 +503,11 @@ def main():
                 if a != pmodes.get(c, []):
                     first_diff(a, pmodes.get(c, []), what + ': exec-mode events of CPU %d '
                                'vs the MODE.Exec packets of perf script -D' % c)
+    if insn_only:
+        print('OK: %d instructions on %s CPUs (%d CPU changes) equal perf script%s\'s '
+              'timeline with both decoders at -j1 and -j2; %d threads equal expected.insn'
+              % (len(theirs), ncpus, changes, ' --guest-code' * bool(GUEST_CODE), len(truth or {})))
+        return
     step('event lines')
     # the event lines (exec-mode, enabled, disabled, switch, ...): the
     # same with both decoders at -j1 and -j2, in each order
