@@ -394,79 +394,168 @@ static void part_time(struct part *p, uint64_t t)
 	p->time_last = t;
 }
 
-/* The summary of one decoded segment: as add_insn/add_stop would see
- * its instructions and stops, thread by thread, a block at a time. */
-static int summarize(struct fastpt_reader *rd, struct segres *res,
-		     struct imgstore *st)
+/* What summarize keeps of a block record (priv, ninsn) it saw: records
+ * repeat few blocks (loops), and each adds its code once to a part. */
+struct bseen {
+	const void *priv;
+	uint32_t ninsn;
+	uint32_t gen;              /* the part it was last added to */
+	uint32_t dec;              /* the decode it is of (blocks go between
+				    * decodes) */
+	uint8_t plain;             /* ends in no call, return or far branch
+				    * and may not be interrupted there */
+	uint8_t last_iclass;
+	uint64_t ip, last_ip, end;
+};
+
+#define BSEEN_BITS 11
+
+static size_t bseen_slot(const void *priv, uint32_t ninsn)
 {
-	size_t i, n = fastpt_reader_nrecs(rd);
-	int32_t last = -1;
-	struct part *p = NULL;
+	return (size_t)((((uintptr_t)priv >> 6) ^ ninsn) * 0x9e3779b97f4a7c15ull >>
+			(64 - BSEEN_BITS));
+}
 
+/* Summarizing one segment: what add_insn/add_stop would see of its
+ * instructions and stops, thread by thread, a block at a time. */
+struct sumstate {
+	struct fastpt_reader *rd;
+	struct segres *res;
+	struct imgstore *st;
+	struct bseen *seen;
+	struct part *p;
+	int32_t last, ctid, cpid;
+	uint32_t cctx, gen, dec;
+	uint64_t ctime;
+};
+
+static void sum_start(struct sumstate *ss, struct segres *res)
+{
+	ss->res = res;
+	ss->p = NULL;
+	ss->last = ss->ctid = ss->cpid = -1;
+	ss->cctx = UINT32_MAX;
+	ss->ctime = 0;
+	ss->dec++;
+}
+
+/* The next n records of the segment (fastpt_reader_decode_sink's sink).
+ * Returns 0 or -1 (memory). */
+static int summarize(void *arg, const struct ptd_block *recs, size_t n)
+{
+	struct sumstate *ss = arg;
+	struct fastpt_reader *rd = ss->rd;
+	struct segres *res = ss->res;
+	struct bseen *seen = ss->seen;
+	struct part *p = ss->p;
+	int32_t last = ss->last, ctid = ss->ctid, cpid = ss->cpid;
+	uint32_t cctx = ss->cctx, gen = ss->gen, dec = ss->dec;
+	uint64_t ctime = ss->ctime;
+	int rc = -1;
+	size_t i;
+
+	if (res->fail)
+		return 0;
 	for (i = 0; i < n; i++) {
-		struct fastpt_brief r;
+		const struct ptd_block *rb = &recs[i];
+		const struct ptd_event *ev = NULL;
+		const struct bseen *bs;
+		struct bseen *e;
 		unsigned int ic;
-		int32_t tid;
+		int32_t tid, pid;
 
-		fastpt_reader_brief(rd, i, &r);
-		if (r.ev) {
-			if (!is_stop_kind(r.ev->kind))
+		if (!rb->priv) {
+			struct fastpt_brief r;
+
+			fastpt_reader_brief(rd, rb, &r);
+			ev = r.ev;
+			if (!is_stop_kind(ev->kind))
 				continue;
-			tid = r.ev->tid;
+			tid = ev->tid;
+			pid = ev->pid;
 		} else {
-			if (!r.ninsn)
+			if (!rb->ninsn)
 				continue;
-			tid = r.tid;
+			if (rb->ctx != cctx) {
+				cctx = rb->ctx;
+				fastpt_reader_ctx(rd, cctx, &ctime, &cpid, &ctid);
+			}
+			tid = ctid;
+			pid = cpid;
 		}
 		if (tid < 0)
 			tid = last;
 		if (tid < 0) {
 			res->fail = 1;   /* whose it is comes from before */
-			return 0;
+			rc = 0;
+			goto out;
 		}
 		last = tid;
 		if (!p || p->tid != tid) {
-			p = part_of(res, tid, r.ev ? r.ev->pid : r.pid);
+			p = part_of(res, tid, pid);
 			if (!p)
-				return -1;
+				goto out;
+			gen++;
 		}
 		if (p->pid < 0)
-			p->pid = r.ev ? r.ev->pid : r.pid;
-		if (r.ev) {
+			p->pid = pid;
+		if (ev) {
 			if (resolve(p, 0, 0))
-				return -1;
+				goto out;
 			if (!p->npos)
 				p->first_stop = 1;
-			part_time(p, r.ev->flags & PTD_EVF_TIME_VALID ? r.ev->time : 0);
+			part_time(p, ev->flags & PTD_EVF_TIME_VALID ? ev->time : 0);
 			p->npos++;
 			continue;
 		}
-		if (p->pend && resolve(p, 1, r.ip))
-			return -1;
-		if (!p->ninsn)
-			p->first_ip = r.ip;
-		part_time(p, r.time);
-		if (r.ip < p->minip)
-			p->minip = r.ip;
-		if (r.end > p->maxend)
-			p->maxend = r.end;
-		set_code(&p->code, r.ip >> 6);
-		if ((r.end - 1) >> 6 != r.ip >> 6) {
-			uint64_t l;
+		e = &seen[bseen_slot(rb->priv, rb->ninsn)];
+		if (e->priv != rb->priv || e->ninsn != rb->ninsn || e->dec != dec) {
+			struct fastpt_brief r;
 
-			for (l = (r.ip >> 6) + 1; l <= (r.end - 1) >> 6; l++)
-				set_code(&p->code, l);
+			fastpt_reader_brief(rd, rb, &r);
+			e->priv = rb->priv;
+			e->ninsn = rb->ninsn;
+			e->dec = dec;
+			e->gen = 0;
+			e->ip = r.ip;
+			e->last_ip = r.last_ip;
+			e->end = r.end;
+			e->last_iclass = r.last_iclass;
+			ic = r.last_iclass;
+			e->plain = !is_call(ic) && ic != PTD_IC_FAR_CALL &&
+				   ic != PTD_IC_OTHER && ic != PTD_IC_RETURN;
 		}
-		ic = r.last_iclass;
+		bs = e;
+		if (p->pend && resolve(p, 1, bs->ip))
+			goto out;
+		if (!p->ninsn)
+			p->first_ip = bs->ip;
+		part_time(p, ctime);
+		if (e->gen != gen) {
+			/* the part's bounds and code have this block */
+			e->gen = gen;
+			if (bs->ip < p->minip)
+				p->minip = bs->ip;
+			if (bs->end > p->maxend)
+				p->maxend = bs->end;
+			set_code(&p->code, bs->ip >> 6);
+			if ((bs->end - 1) >> 6 != bs->ip >> 6) {
+				uint64_t l;
+
+				for (l = (bs->ip >> 6) + 1; l <= (bs->end - 1) >> 6; l++)
+					set_code(&p->code, l);
+			}
+		}
+		ic = bs->last_iclass;
 		if (ic == PTD_IC_FAR_CALL &&
-		    tix_is_sigreturn(st, p->pid, r.last_ip, r.time))
+		    tix_is_sigreturn(ss->st, p->pid, bs->last_ip, ctime))
 			ic = TIX_IC_SIGRETURN;
 		if (is_call(ic) || ic == PTD_IC_FAR_CALL || ic == PTD_IC_OTHER) {
 			p->pend = is_call(ic) ? PEND_CALL : PEND_ASYNC;
-			p->pending.call_ip = r.last_ip;
-			p->pending.size = (uint32_t)(r.end - r.last_ip);
-			p->pending.time = r.time;
-			p->pending.pos = p->npos + r.ninsn - 1;
+			p->pending.call_ip = bs->last_ip;
+			p->pending.size = (uint32_t)(bs->end - bs->last_ip);
+			p->pending.time = ctime;
+			p->pending.pos = p->npos + rb->ninsn - 1;
 		} else if (ic == PTD_IC_RETURN || ic == TIX_IC_SIGRETURN) {
 			if (p->nfr)
 				p->nfr--;
@@ -476,11 +565,40 @@ static int summarize(struct fastpt_reader *rd, struct segres *res,
 			if (p->depth < p->min_delta)
 				p->min_delta = p->depth;
 		}
-		p->ninsn += r.ninsn;
-		p->npos += r.ninsn;
+		p->ninsn += rb->ninsn;
+		p->npos += rb->ninsn;
+		/* the records after it of the same context and of plain blocks
+		 * the part has (most of a loop's) only add their instructions */
+		if (!p->pend) {
+			uint32_t add = 0;
+
+			for (; i + 1 < n; i++) {
+				const struct ptd_block *nx = &recs[i + 1];
+				const struct bseen *f;
+
+				if (!nx->priv || nx->ctx != cctx)
+					break;
+				f = &seen[bseen_slot(nx->priv, nx->ninsn)];
+				if (f->priv != nx->priv || f->ninsn != nx->ninsn ||
+				    f->gen != gen || !f->plain || f->dec != dec)
+					break;
+				add += nx->ninsn;
+			}
+			p->ninsn += add;
+			p->npos += add;
+		}
 	}
 	/* depths after the part's last instruction are never seen in it */
-	return 0;
+	rc = 0;
+out:
+	ss->p = p;
+	ss->last = last;
+	ss->ctid = ctid;
+	ss->cpid = cpid;
+	ss->cctx = cctx;
+	ss->gen = gen;
+	ss->ctime = ctime;
+	return rc;
 }
 
 static struct tix_tinfo *tinfo_of(struct ptd_index *ix, int32_t tid, int32_t pid)
@@ -658,6 +776,7 @@ struct bjob {
 	struct tstate **st;
 	size_t *stcap;
 	size_t joined;
+	uint64_t *dropped;         /* per queue: trace bytes dropped below */
 };
 
 static void segres_clear(struct segres *r)
@@ -679,6 +798,7 @@ static int join_done(struct bjob *j)
 		if (assemble(j->ix, j->cs, j->st, j->stcap, j->joined, r))
 			return -1;
 		segres_clear(r);
+		fastpt_drop_done(j->be, j->joined, j->dropped);
 		j->joined++;
 	}
 	return 0;
@@ -688,9 +808,12 @@ static int join_done(struct bjob *j)
  * (joiner) also joins them. */
 static void run_worker(struct bjob *j, int joiner)
 {
+	struct bseen *seen = calloc((size_t)1 << BSEEN_BITS, sizeof(*seen));
+	struct sumstate ss = { .st = j->img, .seen = seen };
 	struct fastpt_reader *rd;
 
-	if (fastpt_reader_new(j->be, &rd)) {
+	if (!seen || fastpt_reader_new(j->be, &rd)) {
+		free(seen);
 		__atomic_store_n(&j->err, PTD_ERR_NOMEM, __ATOMIC_RELAXED);
 		return;
 	}
@@ -701,27 +824,28 @@ static void run_worker(struct bjob *j, int joiner)
 		if (i >= j->nsegs || __atomic_load_n(&j->fail, __ATOMIC_RELAXED) ||
 		    __atomic_load_n(&j->err, __ATOMIC_RELAXED))
 			break;
-		rc = fastpt_reader_decode(rd, i);
+		ss.rd = rd;
+		sum_start(&ss, &j->res[i]);
+		rc = fastpt_reader_decode_sink(rd, i, summarize, &ss);
 		if (rc == 1) {
 			__atomic_store_n(&j->fail, 1, __ATOMIC_RELAXED);
 			break;
 		}
-		if (rc < 0 || summarize(rd, &j->res[i], j->img) < 0) {
-			__atomic_store_n(&j->err, rc < 0 ? rc : PTD_ERR_NOMEM,
-					 __ATOMIC_RELAXED);
+		if (rc < 0) {
+			__atomic_store_n(&j->err, rc, __ATOMIC_RELAXED);
 			break;
 		}
 		if (j->res[i].fail)
 			__atomic_store_n(&j->fail, 1, __ATOMIC_RELAXED);
 		else
 			__atomic_store_n(&j->res[i].done, 1, __ATOMIC_RELEASE);
-		fastpt_reader_drop(rd);
 		if (joiner && join_done(j)) {
 			__atomic_store_n(&j->err, PTD_ERR_NOMEM, __ATOMIC_RELAXED);
 			break;
 		}
 	}
 	fastpt_reader_free(rd);
+	free(seen);
 }
 
 static void *build_worker(void *arg)
@@ -755,10 +879,12 @@ static int build_fast(struct ptd_index *ix)
 	if (j.nsegs >= TIX_SEG_NONE)
 		return 1;
 	j.res = calloc(j.nsegs ? j.nsegs : 1, sizeof(*j.res));
+	j.dropped = calloc(fastpt_nqueues(s->be) + 1, sizeof(*j.dropped));
 	nt = fastpt_nthreads(s->be);
 	th = calloc(nt, sizeof(*th));
-	if (!j.res || !th) {
+	if (!j.res || !th || !j.dropped) {
 		free(j.res);
+		free(j.dropped);
 		free(th);
 		return PTD_ERR_NOMEM;
 	}
@@ -781,6 +907,7 @@ static int build_fast(struct ptd_index *ix)
 	else if (j.fail || j.joined < j.nsegs)
 		rc = 1;
 	segres_free(j.res, j.nsegs);
+	free(j.dropped);
 	free(cs.slot);
 	free(st);
 	for (i = 0; !rc && i < ix->nti; i++)

@@ -99,6 +99,11 @@ struct worker {
 	/* counting: the record array every segment's walk writes into */
 	struct ptd_block *scratch;
 	size_t scratch_cap;
+	/* a reader's consumer of the records as the walk makes them
+	 * (fastpt_seek.h): handed them before they are trimmed away */
+	int (*sink)(void *arg, const struct ptd_block *recs, size_t n);
+	void *sink_arg;
+	int sink_err;
 	/* workers sit side by side in an array: keep one's counters off the
 	 * cache line of the next one's epoch (false sharing slows -j2
 	 * badly) */

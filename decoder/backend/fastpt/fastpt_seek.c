@@ -19,6 +19,8 @@ struct fastpt_reader {
 	struct segment *seg;      /* in win */
 	/* the output arrays, kept from decode to decode */
 	struct segment out;
+	/* the segment that holds them: the window's during a decode */
+	const struct segment *cur;
 	/* the bytes of a segment that straddles pieces, copied when it is
 	 * decoded (the backend keeps no copies) */
 	uint8_t *buf;
@@ -113,7 +115,30 @@ static void take_arrays(struct segment *d, struct segment *s)
 	s->rcap = s->ccap = s->ecap = s->pcap = 0;
 }
 
+static int decode(struct fastpt_reader *r, size_t ord);
+
 int fastpt_reader_decode(struct fastpt_reader *r, size_t ord)
+{
+	return decode(r, ord);
+}
+
+int fastpt_reader_decode_sink(struct fastpt_reader *r, size_t ord,
+			      fastpt_sink_fn sink, void *arg)
+{
+	int rc;
+
+	r->w.sink = sink;
+	r->w.sink_arg = arg;
+	r->w.sink_err = 0;
+	rc = decode(r, ord);
+	r->w.sink = NULL;
+	if (!rc && !r->w.sink_err)
+		r->w.sink_err = sink(arg, r->out.recs, r->out.nrecs);
+	r->out.nrecs = 0;
+	return rc ? rc : r->w.sink_err ? PTD_ERR_NOMEM : 0;
+}
+
+static int decode(struct fastpt_reader *r, size_t ord)
 {
 	const struct segment *s;
 	const struct fqueue *q;
@@ -150,6 +175,7 @@ int fastpt_reader_decode(struct fastpt_reader *r, size_t ord)
 	}
 	take_arrays(r->seg, &r->out);
 	seg_reset_output(r->seg);
+	r->cur = r->seg;
 	/* room for the segment's records up front, as the pool gives its
 	 * workers: a memo replay asks for all of a run's at once */
 	{
@@ -162,6 +188,7 @@ int fastpt_reader_decode(struct fastpt_reader *r, size_t ord)
 
 			if (!p) {
 				take_arrays(&r->out, r->seg);
+				r->cur = &r->out;
 				return PTD_ERR_NOMEM;
 			}
 			r->seg->recs = p;
@@ -185,6 +212,7 @@ int fastpt_reader_decode(struct fastpt_reader *r, size_t ord)
 	r->out.straddles = r->seg->straddles;
 	r->out.owned = NULL;
 	take_arrays(&r->out, r->seg);
+	r->cur = &r->out;
 	if (rc) {
 		seg_reset_output(&r->out);
 		return 1;
@@ -228,21 +256,20 @@ void fastpt_reader_rec(const struct fastpt_reader *r, size_t i,
 	o->tid = c->tid;
 }
 
-void fastpt_reader_brief(const struct fastpt_reader *r, size_t i,
-			 struct fastpt_brief *o)
+void fastpt_reader_brief(const struct fastpt_reader *r,
+			 const struct ptd_block *blk, struct fastpt_brief *o)
 {
-	const struct ptd_block *blk = &r->out.recs[i];
 	const struct fblock *b = blk->priv;
 	const struct fctx *c;
 	uint32_t li;
 
 	if (!b) {
-		o->ev = &r->out.events[blk->ctx];
+		o->ev = &r->cur->events[blk->ctx];
 		o->ninsn = 0;
 		return;
 	}
 	o->ev = NULL;
-	c = &r->out.ctxs[blk->ctx];
+	c = &r->cur->ctxs[blk->ctx];
 	o->ninsn = blk->ninsn;
 	o->ip = b->ip;
 	if (!blk->ninsn)
@@ -260,6 +287,16 @@ void fastpt_reader_brief(const struct fastpt_reader *r, size_t i,
 	o->time = c->time;
 	o->pid = c->pid;
 	o->tid = c->tid;
+}
+
+void fastpt_reader_ctx(const struct fastpt_reader *r, uint32_t ctx,
+		       uint64_t *time, int32_t *pid, int32_t *tid)
+{
+	const struct fctx *c = &r->cur->ctxs[ctx];
+
+	*time = c->time;
+	*pid = c->pid;
+	*tid = c->tid;
 }
 
 /* Reading a file page maps the cached pages around it too (the kernel's
@@ -280,4 +317,27 @@ void fastpt_reader_drop(const struct fastpt_reader *r)
 	e = r->out.end + DROP_MARGIN < r->fq.q.size ? r->out.end + DROP_MARGIN :
 						      r->fq.q.size;
 	fqueue_drop_range(&r->fq, a, e);
+}
+
+size_t fastpt_nqueues(const struct backend *b)
+{
+	return ((const struct fast_backend *)b)->nqueues;
+}
+
+void fastpt_drop_done(const struct backend *b, size_t ord, uint64_t *marks)
+{
+	const struct fast_backend *fb = (const struct fast_backend *)b;
+	const struct segment *s = fb->order[ord];
+	const struct fqueue *q = &fb->queues[s->queue];
+	uint64_t to;
+
+	/* the segments after ord read ord's bytes (their window) and the
+	 * kernel maps pages around those they read */
+	if (s->start <= DROP_MARGIN)
+		return;
+	to = s->start - DROP_MARGIN;
+	if (to < marks[s->queue] + ((uint64_t)1 << 20))
+		return;
+	fqueue_drop_range(q, marks[s->queue], to);
+	marks[s->queue] = to;
 }

@@ -77,10 +77,33 @@ struct fastpt_brief {
 	uint8_t last_iclass;
 };
 
-void fastpt_reader_brief(const struct fastpt_reader *r, size_t i,
-			 struct fastpt_brief *out);
+/* What the index needs of a record blk of the records a decode made
+ * (fastpt_reader_decode_sink's): of a block record, all but the context
+ * depends on its priv (one per block and decode) and ninsn alone, and
+ * the context (time, pid, tid) on its ctx alone: fastpt_reader_ctx. */
+void fastpt_reader_brief(const struct fastpt_reader *r,
+			 const struct ptd_block *blk, struct fastpt_brief *out);
+void fastpt_reader_ctx(const struct fastpt_reader *r, uint32_t ctx,
+		       uint64_t *time, int32_t *pid, int32_t *tid);
+
+/* Decodes segment ord as fastpt_reader_decode does, handing its records
+ * to sink in order as the walk makes them, a few hundred at a time, while
+ * they are still in the processor's caches; none are kept (nrecs is 0
+ * after).  Within sink, fastpt_reader_ctx and fastpt_reader_brief
+ * read the records sink is given.  sink returns 0 or -1 (memory: the
+ * decode returns PTD_ERR_NOMEM). */
+typedef int (*fastpt_sink_fn)(void *arg, const struct ptd_block *recs, size_t n);
+int fastpt_reader_decode_sink(struct fastpt_reader *r, size_t ord,
+			      fastpt_sink_fn sink, void *arg);
 
 /* Drops the last decoded segment's trace pages from the resident set. */
 void fastpt_reader_drop(const struct fastpt_reader *r);
+
+/* For decoding every segment in output order, on several readers:
+ * segments before ord are done with, so the trace bytes of ord's queue
+ * before it leave the resident set, once they add up to a MiB (each
+ * page is dropped once; marks: one per queue, zeroed at first). */
+size_t fastpt_nqueues(const struct backend *b);
+void fastpt_drop_done(const struct backend *b, size_t ord, uint64_t *marks);
 
 #endif

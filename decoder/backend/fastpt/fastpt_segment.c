@@ -134,6 +134,8 @@ static void drop_out(const uint8_t *p, size_t len)
 
 void fqueue_drop_range(const struct fqueue *fq, uint64_t start, uint64_t end)
 {
+	const uint8_t *a0 = NULL, *e0 = NULL;
+
 	if (!fq->q.file_backed)
 		return;
 	if (!fq->q.npieces) {
@@ -141,14 +143,27 @@ void fqueue_drop_range(const struct fqueue *fq, uint64_t start, uint64_t end)
 			drop_out(fq->q.data + start, (size_t)(end - start));
 		return;
 	}
+	/* pieces that lie one after the other in the file (small AUXTRACE
+	 * records) go in one call */
 	for (size_t i = piece_at(fq, start); i < fq->q.npieces; i++) {
 		const struct intelpt_piece *pc = &fq->q.pieces[i];
 		uint64_t a = start > pc->offset ? start : pc->offset;
 		uint64_t e = end < pc->offset + pc->size ? end : pc->offset + pc->size;
+		const uint8_t *pa = pc->data + (a - pc->offset);
 
 		if (pc->offset >= end)
 			break;
-		if (e > a)
-			drop_out(pc->data + (a - pc->offset), (size_t)(e - a));
+		if (e <= a)
+			continue;
+		if (a0 && pa >= e0 && pa <= e0 + 4096) {
+			e0 = pa + (e - a);
+			continue;
+		}
+		if (a0)
+			drop_out(a0, (size_t)(e0 - a0));
+		a0 = pa;
+		e0 = pa + (e - a);
 	}
+	if (a0)
+		drop_out(a0, (size_t)(e0 - a0));
 }

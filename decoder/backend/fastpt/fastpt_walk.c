@@ -1078,13 +1078,15 @@ static struct fblock *cond_run(struct walk *k, struct fblock *b)
 /* Count-only: nobody reads the block records, so the array is reused
  * from its start once it holds COUNT_TRIM of them (records stay in L1/L2
  * instead of streaming through memory: on TNT-dense traces they cost -j2
- * much of its time).  A run being recorded for the memo keeps its
- * records, moved to the front. */
+ * much of its time); with a sink (a reader's, the trace index), it reads
+ * them first.  A run being recorded for the memo keeps its records,
+ * moved to the front. */
 #define COUNT_TRIM 512
 
 static void count_trim(struct walk *k)
 {
 	struct segment *s = k->seg;
+	struct worker *w = k->w;
 	size_t keep = 0;
 
 	if (k->rec) {
@@ -1092,10 +1094,14 @@ static void count_trim(struct walk *k)
 		if (keep > MEMO_RECS) {
 			k->rec = 0;  /* too long for the memo anyway */
 			keep = 0;
-		} else {
-			memmove(s->recs, s->recs + k->rec_nrecs, keep * sizeof(*s->recs));
-			k->rec_nrecs = 0;
 		}
+	}
+	/* a sink reads them first (the memo's run, kept, later) */
+	if (w->sink && !w->sink_err)
+		w->sink_err = w->sink(w->sink_arg, s->recs, s->nrecs - keep);
+	if (keep) {
+		memmove(s->recs, s->recs + k->rec_nrecs, keep * sizeof(*s->recs));
+		k->rec_nrecs = 0;
 	}
 	s->nrecs = keep;
 }
@@ -1579,7 +1585,7 @@ static int walk_segment(struct walk *k)
 	for (struct fblock *nb = NULL;;) {
 		struct fblock *b;
 
-		if (k->seg->nrecs >= COUNT_TRIM && k->fb->count_only)
+		if (k->seg->nrecs >= COUNT_TRIM && (k->fb->count_only || k->w->sink))
 			count_trim(k);
 		if (nb && !k->ntnt && !k->have_peek && (!k->rec || k->rec_tip) &&
 		    run_boundary(k, &nb))
