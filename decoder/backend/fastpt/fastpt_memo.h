@@ -58,14 +58,32 @@ struct memo_run {
 	size_t nrec;
 };
 
+/* The table slot of a run from block b with last_ip whose bytes start
+ * with the 4 bytes w (as memcpy reads them). */
+static inline size_t memo_hash_word(const struct fblock *b, uint64_t last_ip,
+				    uint32_t w)
+{
+	return (size_t)((((uintptr_t)b >> 6) ^ (last_ip * 0x9e3779b97f4a7c15ull) ^
+			 ((uint64_t)w * 0xc2b2ae3d27d4eb4full)) >> (64 - MEMO_BITS));
+}
+
 static inline size_t memo_hash(const struct fblock *b, uint64_t last_ip,
 			       const uint8_t *p)
 {
 	uint32_t w;
 
 	memcpy(&w, p, sizeof(w));
-	return (size_t)((((uintptr_t)b >> 6) ^ (last_ip * 0x9e3779b97f4a7c15ull) ^
-			 ((uint64_t)w * 0xc2b2ae3d27d4eb4full)) >> (64 - MEMO_BITS));
+	return memo_hash_word(b, last_ip, w);
+}
+
+/* Byte i (< 4) of a hash word as memcpy would place it. */
+static inline uint32_t memo_word_byte(uint8_t v, unsigned i)
+{
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	return (uint32_t)v << (8 * (3 - i));
+#else
+	return (uint32_t)v << (8 * i);
+#endif
 }
 
 /* The stored run from block start with last_ip over the coming trace bytes

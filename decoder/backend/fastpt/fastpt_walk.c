@@ -1301,12 +1301,58 @@ static unsigned memo_key(const struct walk *k, const uint8_t *p, uint64_t avail,
 	return n;
 }
 
-/* The MTC and CYC packets a run's key passed over, for the clock. */
+/* The MTC and CYC packets a run's key passed over, for the clock: where
+ * each starts and ends in the run's bytes (read again on a hit only). */
 #define MEMO_TIMED_MAX 32
 struct memo_timed {
 	unsigned n;
-	struct { struct pt_packet pk; uint64_t end; } t[MEMO_TIMED_MAX];
+	struct { uint16_t start, end; } t[MEMO_TIMED_MAX];
 };
+
+/* The size of the packet at p (avail bytes left) as memo_find_key reads
+ * it, and *cls: 0 a key packet, 1 MTC or CYC, 2 PAD; 0 for a packet the
+ * memo does not read (fastpt_pkt_read's packets, sized alike). */
+static inline __attribute__((always_inline)) unsigned
+memo_pkt_size(const uint8_t *p, uint64_t avail, int *cls)
+{
+	uint8_t b = p[0];
+
+	if ((b & 3) == 3) {                    /* CYC */
+		unsigned n = 1;
+
+		*cls = 1;
+		if (b & 4)
+			do {
+				if (n >= avail || n > 8)
+					return 0;
+			} while (p[n++] & 1);
+		return n;
+	}
+	if (b == 0x59) {                       /* MTC */
+		*cls = 1;
+		return avail < 2 ? 0 : 2;
+	}
+	*cls = 0;
+	if (!(b & 1)) {
+		if (!b) {                      /* PAD */
+			*cls = 2;
+			return 1;
+		}
+		if (b != 2)                    /* short TNT */
+			return 1;
+		return 0;                      /* long TNT: below */
+	}
+	switch (b & 0x1f) {
+	case 0x0d: case 0x11: case 0x01: case 0x1d: {  /* TIP, PGE, PGD, FUP */
+		static const int8_t len[8] = { 0, 2, 4, 6, 6, -1, 8, -1 };
+		int n = len[b >> 5];
+
+		return n < 0 || avail < (uint64_t)n + 1 ? 0 : (unsigned)n + 1;
+	}
+	default:
+		return 0;
+	}
+}
 
 /* The stored run from block start over the coming bytes p[0, avail) read
  * as memo_key reads them, or NULL; *rawlen: the bytes it covers, *tp: the
@@ -1320,31 +1366,43 @@ static struct memo *memo_find_key(const struct walk *k, struct memo *m,
 	struct memo *e = NULL;
 	uint64_t o = 0;
 	unsigned n = 0, want = MEMO_MIN;
+	uint32_t w = 0;
 
 	tp->n = 0;
 	while (o < avail && o < MEMO_RAW_MAX) {
-		struct pt_packet *pk = &tp->t[tp->n].pk;
-		int len = fastpt_pkt_read(p + o, avail - o, pk);
+		int cls;
+		unsigned len = memo_pkt_size(p + o, avail - o, &cls);
 
-		if (!len)
-			return NULL;
-		o += (uint64_t)len;
-		if (pk->type == ppt_mtc || pk->type == ppt_cyc) {
-			tp->t[tp->n].end = o;
+		if (!len) {
+			struct pt_packet pk;
+
+			/* a long TNT, or nothing the memo reads */
+			len = (unsigned)fastpt_pkt_read(p + o, avail - o, &pk);
+			if (!len)
+				return NULL;
+		}
+		o += len;
+		if (cls == 1) {
+			tp->t[tp->n].start = (uint16_t)(o - len);
+			tp->t[tp->n].end = (uint16_t)o;
 			if (++tp->n == MEMO_TIMED_MAX)
 				return NULL;
 			continue;
 		}
-		if (pk->type == ppt_pad)
+		if (cls == 2)
 			continue;
-		if (n + (unsigned)len > MEMO_BYTES)
+		if (n + len > MEMO_BYTES)
 			return NULL;
-		memcpy(key + n, p + o - (uint64_t)len, (size_t)len);
-		n += (unsigned)len;
+		memcpy(key + n, p + o - len, len);
+		/* the hash word in a register: read back from key, it would
+		 * wait for the byte stores */
+		for (unsigned i = 0; n + i < MEMO_MIN && i < len; i++)
+			w |= memo_word_byte(p[o - len + i], n + i);
+		n += len;
 		if (n < want)
 			continue;
 		if (!e) {
-			e = &m[memo_hash(start, k->last_ip, key)];
+			e = &m[memo_hash_word(start, k->last_ip, w)];
 			if (e->start != start || e->last_ip_in != k->last_ip || e->len < n)
 				return NULL;
 			want = e->len;
@@ -1358,6 +1416,35 @@ static struct memo *memo_find_key(const struct walk *k, struct memo *m,
 		return e;
 	}
 	return NULL;
+}
+
+/* memo_prefetch_next for keyed lookups: starts loading the entry the
+ * key of the bytes p[0, avail) after e's run maps to (its first
+ * MEMO_MIN key bytes past MTC, CYC and PAD; a few packets at most). */
+static inline void memo_prefetch_key(const struct memo *m, const struct memo *e,
+				     const uint8_t *p, uint64_t avail)
+{
+	uint64_t o = 0;
+	uint32_t w = 0;
+	unsigned n = 0;
+
+	for (int guard = 0; guard < 8 && o < avail; guard++) {
+		int cls;
+		unsigned len = memo_pkt_size(p + o, avail - o, &cls);
+
+		if (!len)
+			return;
+		if (!cls)
+			for (unsigned i = 0; i < len; i++) {
+				w |= memo_word_byte(p[o + i], n);
+				if (++n == MEMO_MIN) {
+					__builtin_prefetch(&m[memo_hash_word(e->next,
+									     e->last_ip_out, w)]);
+					return;
+				}
+			}
+		o += len;
+	}
 }
 
 static void memo_store(struct walk *k, struct fblock *next)
@@ -1412,24 +1499,27 @@ static inline int memo_valid(struct walk *k, struct memo *e)
 	return 1;
 }
 
-/* Feeds a replayed run's MTC and CYC packets (tp, at segment offset off)
- * to the clock and takes the time at its end (its TIP), as the walk
+/* Feeds a replayed run's MTC and CYC packets (tp, in its bytes p at
+ * segment offset off) to the clock and takes the time at its end (its TIP), as the walk
  * would.  Returns 0, or -1 with the clock as it was. */
-static int memo_clock(struct walk *k, const struct memo_timed *tp, uint64_t off,
-		      uint64_t rawlen)
+static int memo_clock(struct walk *k, const struct memo_timed *tp,
+		      const uint8_t *p, uint64_t off, uint64_t rawlen)
 {
 	struct ftime saved = k->tm;
 	int carried = k->clock_carried, known = k->clock_known;
 	int cyc = k->cyc_seen, own = k->clock_own, rc;
 
 	for (unsigned i = 0; i < tp->n; i++) {
-		const struct pt_packet *pk = &tp->t[i].pk;
+		const uint8_t *q = p + tp->t[i].start;
+		struct pt_packet pkt, *pk = &pkt;
 
-		if (pk->type == ppt_mtc) {
-			if (mtc_packet(k, pk->payload.mtc.ctc))
+		if (*q == 0x59) {
+			if (mtc_packet(k, q[1]))
 				goto undo;
 			continue;
 		}
+		if (!fastpt_pkt_read(q, tp->t[i].end - tp->t[i].start, pk))
+			goto undo;
 		rc = cyc_packet(k, pk);
 		if (rc < 0)
 			goto undo;
@@ -1493,10 +1583,12 @@ static int memo_replay(struct walk *k, struct fblock **nb)
 		return 0;
 	if (!keyed)
 		memo_prefetch_next(m, e, p + rawlen, avail - rawlen);
+	else
+		memo_prefetch_key(m, e, p + rawlen, avail - rawlen);
 	while (s->nrecs + e->nrec > s->rcap)
 		if (seg_grow_recs(s))
 			return 0;
-	if (tp.n && memo_clock(k, &tp, off, rawlen))
+	if (tp.n && memo_clock(k, &tp, p, off, rawlen))
 		return 0;
 	k->off = off + rawlen;
 	k->pkt_stale = 1;
