@@ -84,6 +84,11 @@ struct csfast {
 	int eot_sent;
 	/* the scan's records of a small unit, replayed by the walk */
 	int recording;
+	/* the walk runs along with the scan (no pieces to cut): its
+	 * elements, d->el[0, direct_n), are handed out when the scan ends
+	 * without a failure */
+	int direct;
+	size_t direct_n;
 	struct csf_pkt *rec;
 	size_t rec_n, rec_cap, rec_pos;
 	/* the sources of the tree, by trace ID */
@@ -807,11 +812,18 @@ static void src_reset(struct csf_src *s)
 	s->n = s->tail = 0;
 }
 
+static void replay(struct csfast *f, const struct csf_pkt *r);
+
 /* Appends record r to the unit's records, or walks it at once. */
 static void take(struct csfast *f, struct csf_src *s, const struct csf_pkt *r)
 {
 	if (!f->scanning) {
 		walk_packet(s, r);
+		return;
+	}
+	if (f->direct) {
+		if (!f->failed)
+			replay(f, r);
 		return;
 	}
 	if (!f->recording)
@@ -1487,10 +1499,15 @@ int csfast_start(struct cs_dec *d, const struct cs_unit *u)
 			return 0;
 		f->tree_q = u->q;
 	}
-	/* the scan: every chunk of the unit, packets only */
+	/* the scan: every chunk of the unit, packets only, and the walk
+	 * with it when the unit is not cut into pieces */
 	f->scanning = 1;
 	f->failed = 0;
 	f->recording = u->bytes <= CSF_REC_MAX;
+	f->direct = f->recording && !d->cb->pool &&
+		    !getenv("PTD_CS_PIECE_TEST");
+	if (f->direct)
+		d->el_n = 0;
 	f->rec_n = f->rec_pos = 0;
 	f->pieces_tried = 0;
 	f->chunk = u->c0;
@@ -1498,8 +1515,12 @@ int csfast_start(struct cs_dec *d, const struct cs_unit *u)
 	while (!f->failed && !(rc = feed(f)))
 		;
 	f->scanning = 0;
-	if (f->failed || rc < 0)
+	if (f->failed || rc < 0) {
+		if (f->direct)
+			d->el_n = 0;
 		return 0;
+	}
+	f->direct_n = d->el_n;
 	if (!f->recording) {
 		/* too big to keep: the walk reads the packets again */
 		f->chunk = u->c0;
@@ -1513,6 +1534,13 @@ void csfast_step(struct cs_dec *d)
 	struct csfast *f = d->fast;
 
 	d->call_start = d->el_n;
+	if (f->direct) {
+		/* walked with the scan */
+		d->call_start = 0;
+		d->el_n = f->direct_n;
+		d->done = 1;
+		return;
+	}
 	if (f->recording && !f->pieces_tried) {
 		int test = getenv("PTD_CS_PIECE_TEST") != NULL;
 
