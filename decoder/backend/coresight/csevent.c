@@ -173,7 +173,7 @@ static void error_event(struct cs_backend *cb, const struct cs_elem *e,
  * hold these by the million, so without printf, and kept by address. */
 static const char *nacc_message(struct cs_backend *cb, uint64_t addr)
 {
-	size_t slot = (size_t)((addr * 0x9e3779b97f4a7c15ull) >> 56) % CS_NACC_SLOTS;
+	size_t slot = (size_t)((addr * 0x9e3779b97f4a7c15ull) >> 54) % CS_NACC_SLOTS;
 	char *buf = cb->nacc_msg[slot];
 	static const char pre[] = "no code bytes at ";
 	static const char post[] = " (not in any memory image): decoding "

@@ -685,10 +685,12 @@ static void decode(struct csf_src *s, const struct csf_pkt *p)
 			 * do with the atoms pushed, without pushing them */
 			uint32_t bits = (uint32_t)p->val;
 
-			commit(s, (uint32_t)p->aux);
-			for (uint32_t k = 0; k < p->aux; k++, bits >>= 1)
-				if (!s->need_ctxt && !s->need_addr)
-					atom(s, bits & 1, index);
+			if (s->n)
+				commit(s, (uint32_t)p->aux);
+			/* only committing an address or context clears these */
+			for (uint32_t k = 0; k < p->aux && !s->need_ctxt &&
+			     !s->need_addr; k++, bits >>= 1)
+				atom(s, bits & 1, index);
 			break;
 		}
 		e = se_push(s, SE_ATOM, index);
