@@ -326,6 +326,7 @@ static struct cs_backend *cs_new(void)
 	if (!cb)
 		return NULL;
 	cb->main.cb = cb;
+	cb->cpu_id = -1;
 	cb->b.next = csevent_next;
 	cb->b.errmsg = cs_errmsg;
 	cb->b.progress = cs_progress;

@@ -20,6 +20,7 @@
 
 /* Instruction events (not A64 ranges) per run of blocks. */
 #define CS_EV_SLOTS 256
+#define CS_NACC_SLOTS 1024
 
 /* A queue: one decode tree over its chunks. */
 struct csq {
@@ -102,6 +103,16 @@ struct cs_backend {
 	 * is then the key of the element being turned into events */
 	struct cskey *keys;
 	uint64_t key;
+
+	/* the CPU of the last (queue, trace ID) an event was made for */
+	size_t cpu_q;
+	int cpu_id;              /* -1: none yet */
+	int32_t cpu;
+
+	/* "no code bytes" texts by address: traces of code not in the
+	 * images have millions of these gaps at a few addresses */
+	uint64_t nacc_addr[CS_NACC_SLOTS];
+	char nacc_msg[CS_NACC_SLOTS][128];
 
 	char **warn;
 	size_t nwarn;

@@ -48,17 +48,25 @@ static uint8_t last_class(const struct cs_elem *e)
 static void ev_init(struct cs_backend *cb, struct ptd_event *ev,
 		    const struct cs_elem *e, int kind)
 {
-	const struct csq *q = &cb->q[cb->cur < cb->nq ? cb->cur : cb->nq - 1];
+	size_t qi = cb->cur < cb->nq ? cb->cur : cb->nq - 1;
 
 	memset(ev, 0, sizeof(*ev));
 	ev->kind = (uint16_t)kind;
-	ev->cpu = q->cpu;
-	for (size_t i = 0; i < q->nsrcs; i++)
-		if (q->srcs[i].trace_id == e->trace_id && q->srcs[i].cpu >= 0)
-			ev->cpu = q->srcs[i].cpu;
+	if (qi != cb->cpu_q || e->trace_id != cb->cpu_id) {
+		const struct csq *q = &cb->q[qi];
+
+		cb->cpu = q->cpu;
+		for (size_t i = 0; i < q->nsrcs; i++)
+			if (q->srcs[i].trace_id == e->trace_id &&
+			    q->srcs[i].cpu >= 0)
+				cb->cpu = q->srcs[i].cpu;
+		cb->cpu_q = qi;
+		cb->cpu_id = e->trace_id;
+	}
+	ev->cpu = cb->cpu;
 	ev->pid = -1;
 	ev->tid = cb->have_ctx ? (int32_t)cb->ctxid : -1;
-	ev->queue = (uint32_t)(cb->cur < cb->nq ? cb->cur : cb->nq - 1);
+	ev->queue = (uint32_t)qi;
 	ev->offset = e->index;
 	ev->tsc = cb->keys ? cb->key : cb->tsc;
 }
@@ -162,15 +170,20 @@ static void error_event(struct cs_backend *cb, const struct cs_elem *e,
 }
 
 /* "no code bytes at %#llx ...": traces of code that is not in the images
- * hold these by the million, so without printf. */
-static void nacc_message(char *buf, uint64_t addr)
+ * hold these by the million, so without printf, and kept by address. */
+static const char *nacc_message(struct cs_backend *cb, uint64_t addr)
 {
+	size_t slot = (size_t)((addr * 0x9e3779b97f4a7c15ull) >> 54) % CS_NACC_SLOTS;
+	char *buf = cb->nacc_msg[slot];
 	static const char pre[] = "no code bytes at ";
 	static const char post[] = " (not in any memory image): decoding "
 				   "resumes at the next address in the trace";
 	char hex[19];
 	size_t n = 0, k = sizeof(hex);
 
+	if (buf[0] && cb->nacc_addr[slot] == addr)
+		return buf;
+	cb->nacc_addr[slot] = addr;
 	memcpy(buf, pre, sizeof(pre) - 1);
 	n = sizeof(pre) - 1;
 	do {
@@ -184,6 +197,7 @@ static void nacc_message(char *buf, uint64_t addr)
 	memcpy(buf + n, hex + k, sizeof(hex) - k);
 	n += sizeof(hex) - k;
 	memcpy(buf + n, post, sizeof(post));
+	return buf;
 }
 
 /* An element with no code address (ADDR_NACC, I_RANGE_NOPATH,
@@ -195,8 +209,7 @@ static void gap_event(struct cs_backend *cb, const struct cs_elem *e,
 	switch (e->type) {
 	case OCSD_GEN_TRC_ELEM_ADDR_NACC:
 		ev->ip = e->st;
-		nacc_message(cb->msg, e->st);
-		ev->msg = cb->msg;
+		ev->msg = nacc_message(cb, e->st);
 		break;
 	case OCSD_GEN_TRC_ELEM_I_RANGE_NOPATH:
 		ev->ip = e->st;

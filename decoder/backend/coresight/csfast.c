@@ -18,13 +18,15 @@
 
 /* Trace bytes handed to the packet processor per step. */
 #define CSF_BLOCK (64u << 10)
-#define CSF_HASH_BITS 16
+/* the block hash table: as many buckets as blocks, from 2^10 to 2^20 */
+#define CSF_HASH_MIN 10
+#define CSF_HASH_MAX 20
 /* blocks kept per decoder before the cache is emptied */
 #define CSF_MAX_BLOCKS (1u << 20)
 
 /* The element stack entries (OpenCSD's P0 stack of one source). */
 enum { SE_TRC_ON, SE_ADDR, SE_CTXT, SE_ATOM, SE_EXCEP, SE_EXCEP_RET,
-       SE_TS, SE_OTHER };
+       SE_TS };
 
 struct csf_se {
 	uint8_t type;
@@ -76,7 +78,8 @@ struct csfast {
 	size_t tree_q;
 	int scanning, failed;
 	struct csf_src src[128];
-	struct csf_blk *table[1u << CSF_HASH_BITS];
+	struct csf_blk **table;
+	unsigned tbits;
 	struct csf_blk **all;
 	size_t nall, allcap;
 	uint64_t gen;              /* bumped when the cache is emptied */
@@ -84,6 +87,11 @@ struct csfast {
 	int eot_sent;
 	/* the scan's records of a small unit, replayed by the walk */
 	int recording;
+	/* the walk runs along with the scan (no pieces to cut): its
+	 * elements, d->el[0, direct_n), are handed out when the scan ends
+	 * without a failure */
+	int direct;
+	size_t direct_n;
 	struct csf_pkt *rec;
 	size_t rec_n, rec_cap, rec_pos;
 	/* the sources of the tree, by trace ID */
@@ -112,12 +120,35 @@ static void cache_clear(struct csfast *f)
 		free(f->all[i]);
 	f->nall = 0;
 	f->gen++;
-	memset(f->table, 0, sizeof(f->table));
+	if (f->table)
+		memset(f->table, 0, sizeof(*f->table) << f->tbits);
 }
 
-static size_t hash_ip(uint64_t ip)
+static size_t hash_ip(const struct csfast *f, uint64_t ip)
 {
-	return (size_t)((ip * 0x9e3779b97f4a7c15ull) >> (64 - CSF_HASH_BITS));
+	return (size_t)((ip * 0x9e3779b97f4a7c15ull) >> (64 - f->tbits));
+}
+
+/* A table of 2^bits buckets holding the blocks there are (a small table
+ * for the few blocks of most traces stays in the cache).  Returns -1 out
+ * of memory. */
+static int table_resize(struct csfast *f, unsigned bits)
+{
+	struct csf_blk **t = calloc((size_t)1 << bits, sizeof(*t));
+
+	if (!t)
+		return -1;
+	free(f->table);
+	f->table = t;
+	f->tbits = bits;
+	for (size_t i = 0; i < f->nall; i++) {
+		struct csf_blk *b = f->all[i];
+		size_t h = hash_ip(f, b->ip);
+
+		b->next = t[h];
+		t[h] = b;
+	}
+	return 0;
 }
 
 static int64_t sext(uint64_t v, unsigned bits)
@@ -264,8 +295,11 @@ static struct csf_blk *build(struct csfast *f, const struct csf_src *s,
 	if (b->nacc)
 		b->vfrom = b->vto = d->time;
 	f->all[f->nall++] = b;
-	b->next = f->table[hash_ip(ip)];
-	f->table[hash_ip(ip)] = b;
+	b->next = f->table[hash_ip(f, ip)];
+	f->table[hash_ip(f, ip)] = b;
+	/* a bigger table when it fills (without one the chains grow) */
+	if (f->nall >> f->tbits && f->tbits < CSF_HASH_MAX)
+		table_resize(f, f->tbits + 1);
 	return b;
 }
 
@@ -274,7 +308,9 @@ static struct csf_blk *lookup(struct csfast *f, const struct csf_src *s,
 {
 	const struct cs_dec *d = f->d;
 
-	for (struct csf_blk *b = f->table[hash_ip(ip)]; b; b = b->next)
+	if (!f->table && table_resize(f, CSF_HASH_MIN))
+		return NULL;
+	for (struct csf_blk *b = f->table[hash_ip(f, ip)]; b; b = b->next)
 		if (b->ip == ip && b->pid == d->pid &&
 		    (b->nacc ? d->time == b->vfrom :
 		     d->time == IMGSTORE_TIME_UNKNOWN ||
@@ -644,6 +680,19 @@ static void decode(struct csf_src *s, const struct csf_pkt *p)
 		se_push(s, SE_TRC_ON, index);
 		break;
 	CASE_ATOMS:
+		if (!s->max_spec && !s->spec && !s->pending_addr) {
+			/* no P0 element waits (none may): what commit would
+			 * do with the atoms pushed, without pushing them */
+			uint32_t bits = (uint32_t)p->val;
+
+			if (s->n)
+				commit(s, (uint32_t)p->aux);
+			/* only committing an address or context clears these */
+			for (uint32_t k = 0; k < p->aux && !s->need_ctxt &&
+			     !s->need_addr; k++, bits >>= 1)
+				atom(s, bits & 1, index);
+			break;
+		}
 		e = se_push(s, SE_ATOM, index);
 		if (e) {
 			e->bits = (uint32_t)p->val;
@@ -676,13 +725,8 @@ static void decode(struct csf_src *s, const struct csf_pkt *p)
 		if (e)
 			e->val = p->val;
 		break;
-	case ETM4_PKT_I_CCNT_F1:
-	case ETM4_PKT_I_CCNT_F2:
-	case ETM4_PKT_I_CCNT_F3:
-	case ETM4_PKT_I_EVENT:
-		se_push(s, SE_OTHER, index);
-		break;
-	default:        /* ASYNC, IGNORE, TRACE_INFO: nothing */
+	default:        /* ASYNC, IGNORE, TRACE_INFO, cycle counts and
+			 * events (no element of the walk's): nothing */
 		break;
 	}
 	if (is_addr && s->pending_addr) {
@@ -812,6 +856,16 @@ static void take(struct csfast *f, struct csf_src *s, const struct csf_pkt *r)
 {
 	if (!f->scanning) {
 		walk_packet(s, r);
+		return;
+	}
+	if (f->direct) {
+		/* chunk_start reset the sources, feed set pid and time */
+		if (f->failed)
+			return;
+		if (r->type < PK_EOT)
+			walk_packet(s, r);
+		else if (r->type == PK_EOT)
+			eot(s);
 		return;
 	}
 	if (!f->recording)
@@ -1487,10 +1541,15 @@ int csfast_start(struct cs_dec *d, const struct cs_unit *u)
 			return 0;
 		f->tree_q = u->q;
 	}
-	/* the scan: every chunk of the unit, packets only */
+	/* the scan: every chunk of the unit, packets only, and the walk
+	 * with it when the unit is not cut into pieces */
 	f->scanning = 1;
 	f->failed = 0;
 	f->recording = u->bytes <= CSF_REC_MAX;
+	f->direct = f->recording && !d->cb->pool &&
+		    !getenv("PTD_CS_PIECE_TEST");
+	if (f->direct)
+		d->el_n = 0;
 	f->rec_n = f->rec_pos = 0;
 	f->pieces_tried = 0;
 	f->chunk = u->c0;
@@ -1498,8 +1557,12 @@ int csfast_start(struct cs_dec *d, const struct cs_unit *u)
 	while (!f->failed && !(rc = feed(f)))
 		;
 	f->scanning = 0;
-	if (f->failed || rc < 0)
+	if (f->failed || rc < 0) {
+		if (f->direct)
+			d->el_n = 0;
 		return 0;
+	}
+	f->direct_n = d->el_n;
 	if (!f->recording) {
 		/* too big to keep: the walk reads the packets again */
 		f->chunk = u->c0;
@@ -1513,6 +1576,13 @@ void csfast_step(struct cs_dec *d)
 	struct csfast *f = d->fast;
 
 	d->call_start = d->el_n;
+	if (f->direct) {
+		/* walked with the scan */
+		d->call_start = 0;
+		d->el_n = f->direct_n;
+		d->done = 1;
+		return;
+	}
 	if (f->recording && !f->pieces_tried) {
 		int test = getenv("PTD_CS_PIECE_TEST") != NULL;
 
@@ -1549,6 +1619,7 @@ static void fast_free(struct csfast *f)
 	destroy_tree(f);
 	cache_clear(f);
 	free(f->all);
+	free(f->table);
 	free(f->rec);
 	for (size_t i = 0; i < 128; i++)
 		free(f->src[i].se);

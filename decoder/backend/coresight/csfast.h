@@ -17,9 +17,12 @@
  * no bad or unknown packets, no Thumb or A32 state, an exception only
  * after a context and followed at once by its address, no address the
  * packet guard (csguard) would act on.  Otherwise the whole unit goes to
- * OpenCSD's full decoder (csdec), from the unit's start.  The scan keeps
- * what the walk needs of each packet for units up to 1 MiB, so that their
- * packets are read once; bigger units are read again by the walk.
+ * OpenCSD's full decoder (csdec), from the unit's start.  For units up to
+ * 1 MiB the packets are read once: without a pool the walk runs along
+ * with the scan (its elements dropped if the scan fails), with one the
+ * scan keeps what the walk needs of each packet so that pieces of the
+ * unit can be walked on other threads; bigger units are read again by
+ * the walk.
  *
  * The walk keeps OpenCSD's element stack discipline (elements resolved
  * oldest first when the speculation depth exceeds TRCIDR8.MAXSPEC, those
