@@ -98,6 +98,17 @@ static inline int ftime_mtc_fast(struct ftime *t, const struct ftime_cfg *c, uin
 	return 0;
 }
 
+/* Whether an MTC only moves the base (by its CTC ticks since the last)
+ * and the next ones will too: what ftime_mtc_fast does with nothing
+ * else to update (no cycles counted, the clock at its base) and a CTC
+ * ratio to convert with. */
+static inline int ftime_mtc_steady(const struct ftime *t, const struct ftime_cfg *c)
+{
+	return t->cal_have_mtc && !t->cyc_mtc && t->have_mtc &&
+	       (!t->have_tsc || t->have_tma) && !t->fc && !t->lost_cyc &&
+	       t->tsc == t->base && c->ctc_eax && c->ctc_ebx;
+}
+
 /* A CYC packet: most of a cycle-accurate trace's packets, so the common
  * case (calibrated, cycles already counted in this MTC period) stays
  * inline. */

@@ -55,6 +55,8 @@ struct walk {
 				   * with nr the guest thread it runs */
 	int nr;
 	uint64_t next_switch;
+	int clock_free;           /* clock_free(): kept where next_switch
+				   * changes (it is asked at every packet) */
 	uint32_t ctx;             /* index of the current fctx */
 	int ctx_dirty;            /* time or thread changed since */
 
@@ -231,6 +233,12 @@ static void update_space(struct walk *k)
 	}
 }
 
+static void clock_free_update(struct walk *k)
+{
+	k->clock_free = k->count_only &&
+			(!k->fb->sb || k->fq->q.cpu < 0 || k->next_switch == UINT64_MAX);
+}
+
 /* Follows the sideband like the reference path: who runs now. */
 static void update_context(struct walk *k)
 {
@@ -254,6 +262,7 @@ static void update_context(struct walk *k)
 						  k->tid, k->now) : UINT64_MAX;
 	if (guest_next < k->next_switch)
 		k->next_switch = guest_next;
+	clock_free_update(k);
 }
 
 /* ------------------------------------------------------------------ */
@@ -276,14 +285,11 @@ static __attribute__((noinline)) void time_taken(struct walk *k, int valid, uint
  * ahead on this CPU): then timed runs may be stored and replayed. */
 static inline int clock_free(const struct walk *k)
 {
-	return k->count_only &&
-	       (!k->fb->sb || k->fq->q.cpu < 0 || k->next_switch == UINT64_MAX);
+	return k->clock_free;
 }
 
 static inline void take_time(struct walk *k)
 {
-	if (k->tm.tsc == k->last_tsc && k->tm.have_tsc == k->last_valid)
-		return;
 	if (clock_free(k)) {
 		/* nothing to follow: events convert it when they need it */
 		k->last_tsc = k->tm.tsc;
@@ -291,6 +297,8 @@ static inline void take_time(struct walk *k)
 		k->now_stale = 1;
 		return;
 	}
+	if (k->tm.tsc == k->last_tsc && k->tm.have_tsc == k->last_valid)
+		return;
 	time_taken(k, k->tm.have_tsc, k->tm.tsc);
 }
 
@@ -725,6 +733,81 @@ static inline void consume(struct walk *k)
 	take_time(k);
 }
 
+/* tnt_merge's loop while the clock is steady (ftime_mtc_steady): reads
+ * PAD, MTC and TNT packets from their bytes (as fastpt_pkt_read), an MTC moving only
+ * the clock's base as ftime_mtc_fast does, the flow's time taken at each
+ * TNT.  Stops before any other packet, a TNT whose bits do not fit, or
+ * the end (len). */
+static void tnt_merge_steady(struct walk *k, uint64_t len)
+{
+	const uint8_t *d = k->seg->data, *p = d + k->off, *e = d + len;
+	struct ftime *t = &k->tm;
+	const unsigned freq = k->tcfg.mtc_freq;
+	const uint32_t mask = (1u << (freq + 8)) - 1u;
+	const uint64_t eax = k->tcfg.ctc_eax, ebx = k->tcfg.ctc_ebx;
+	uint64_t tnt = k->tnt, base = t->base;
+	uint32_t last = t->ctc;
+	int ntnt = k->ntnt, mtc = 0, taken = 0;
+
+	while (p < e) {
+		uint8_t b = *p;
+
+		if (b == 0x59) {                       /* MTC */
+			uint32_t ctc, delta;
+
+			if (e - p < 2)
+				break;
+			ctc = (uint32_t)p[1] << freq;
+			delta = (ctc - last) & mask;
+			base += eax == 1 ? delta * ebx : delta * ebx / eax;
+			last = ctc;
+			mtc = 1;
+			p += 2;
+		} else if (!(b & 1) && b) {            /* TNT */
+			uint64_t v = b >> 1;
+			int bits, size = 1;
+
+			if (b == 2) {                  /* long TNT */
+				if (e - p < 8 || p[1] != 0xa3)
+					break;
+				memcpy(&v, p + 2, 6);
+				v &= 0xffffffffffffull;
+				if (!v)
+					break;
+				size = 8;
+			}
+			bits = fastpt_tnt_bits(v);
+			if (!bits || ntnt + bits > 64)
+				break;
+			tnt |= (v & ~(1ull << bits)) << (64 - ntnt - bits);
+			ntnt += bits;
+			taken = 1;
+			k->last_tsc = base;
+			p += size;
+		} else if (!b) {                       /* PAD */
+			p++;
+		} else {
+			break;
+		}
+	}
+	if (mtc) {
+		k->clock_own |= k->cyc_seen;
+		t->check_skl168 = 0;
+		t->ctc = last;
+		t->base = t->tsc = base;
+	}
+	if (taken) {
+		k->last_valid = t->have_tsc;
+		k->now_stale = 1;
+	}
+	if (p != d + k->off) {
+		k->off = (uint64_t)(p - d);
+		k->pkt_stale = 1;
+	}
+	k->tnt = tnt;
+	k->ntnt = ntnt;
+}
+
 /* Where only events read the flow's time (clock_free) and timing packets
  * come between TNTs, TNT packets with only PAD, MTC and CYC between them
  * are one run of bits: libipt takes
@@ -738,6 +821,8 @@ static int tnt_merge(struct walk *k)
 	const uint8_t *d = k->seg->data;
 	uint64_t len = k->seg->end - k->seg->start;
 
+	if (!k->cyc_seen && !k->fq->no_mtc && ftime_mtc_steady(&k->tm, &k->tcfg))
+		tnt_merge_steady(k, len);
 	while (k->off < len) {
 		struct pt_packet pk;
 		int n = fastpt_pkt_read(d + k->off, len - k->off, &pk), bits;
@@ -763,6 +848,12 @@ static int tnt_merge(struct walk *k)
 		case ppt_mtc:
 			if (mtc_packet(k, pk.payload.mtc.ctc))
 				return WALK_FAIL;
+			if (!k->cyc_seen && ftime_mtc_steady(&k->tm, &k->tcfg)) {
+				k->off += (uint64_t)n;
+				k->pkt_stale = 1;
+				tnt_merge_steady(k, len);
+				continue;
+			}
 			break;
 		case ppt_tnt_8:
 		case ppt_tnt_64:
@@ -1864,6 +1955,7 @@ static void walk_init(struct walk *k, struct worker *w, const struct fqueue *fq,
 	k->now = IMGSTORE_TIME_UNKNOWN;
 	ftime_init(&k->tm);
 	k->count_only = w->fb->count_only;
+	clock_free_update(k);
 	k->tcfg.mtc_freq = w->fb->p.mtc_freq;
 	k->tcfg.nom_freq = w->fb->p.nom_freq;
 	k->tcfg.ctc_eax = w->fb->p.cpuid_0x15_eax;
