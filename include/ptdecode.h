@@ -127,10 +127,9 @@ enum ptd_open_flags {
 	 * that does not decode where the flow was, instead of at the next
 	 * PSB (ptxed's --resync-on-error; perf's decoder does the same).
 	 * The error event then has PTD_EVF_RESYNCED and that packet's trace
-	 * offset in addr.  Without errors the flow is the same.  The
-	 * default for inputs with sideband (perf.data, perf.data
-	 * directories, capture directories), so that they decode to what
-	 * perf script prints; a raw trace (--pt) needs the flag. */
+	 * offset in addr.  Without errors the flow is the same.  Inputs
+	 * with sideband (perf.data, perf.data directories, capture
+	 * directories) then resume where perf's decoder does. */
 	PTD_OPEN_RESYNC_ON_ERROR = 1u << 3,
 	/* Intel PT with several queues (perf record -a: one per CPU): hand
 	 * out each queue's events in turn, queue after queue, instead of
@@ -157,9 +156,14 @@ enum ptd_open_flags {
 	 * decode as without it. */
 	PTD_OPEN_SIDEBAND_ONLY = 1u << 8,
 	/* Intel PT: after a decode error, decode on from the next PSB, as
-	 * libipt's decoders do, also where PTD_OPEN_RESYNC_ON_ERROR is the
-	 * default (inputs with sideband); it wins over that flag. */
+	 * libipt's decoders do (the default); wins over the two flags
+	 * before and after. */
 	PTD_OPEN_RESYNC_AT_PSB = 1u << 9,
+	/* Intel PT: PTD_OPEN_RESYNC_ON_ERROR for inputs with sideband
+	 * (perf.data, perf.data directories, capture directories), so that
+	 * they decode to what perf script prints; raw traces resume at the
+	 * next PSB (the ptdecode command's default). */
+	PTD_OPEN_RESYNC_PERF_DATA = 1u << 10,
 };
 
 /* Which Intel PT flow decoder to use. */

@@ -491,6 +491,8 @@ int cli_parse(int argc, char **argv, struct cli_opts *o)
 
 	memset(o, 0, sizeof(*o));
 	o->open.sz = sizeof(o->open);
+	/* perf.data decodes to what perf script prints, errors included */
+	o->open.flags |= PTD_OPEN_RESYNC_PERF_DATA;
 	o->view.kind = VIEW_INSN;
 	o->view.show_sym = o->view.show_disasm = 1;
 	while ((c = getopt_long(argc, argv, "o:tqhj:", long_opts, NULL)) != -1)
