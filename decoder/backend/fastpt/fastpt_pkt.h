@@ -18,6 +18,10 @@
 #include <stdint.h>
 #include <string.h>
 
+/* IP payload bytes by IPBytes (the IP packets' top three bits); -1:
+ * reserved. */
+static const int8_t fastpt_ip_bytes[8] = { 0, 2, 4, 6, 6, -1, 8, -1 };
+
 /* Index of the highest set bit of a TNT payload (its stop bit): the
  * number of branch bits below it. */
 static inline int fastpt_tnt_bits(uint64_t v)
@@ -99,8 +103,7 @@ fastpt_pkt_read(const uint8_t *p, uint64_t avail, struct pt_packet *pk)
 	default: return 0;
 	}
 	{
-		static const int8_t len[8] = { 0, 2, 4, 6, 6, -1, 8, -1 };
-		int ipc = b >> 5, n = len[ipc];
+		int ipc = b >> 5, n = fastpt_ip_bytes[ipc];
 		uint64_t ip = 0;
 
 		if (n < 0 || avail < (uint64_t)n + 1)

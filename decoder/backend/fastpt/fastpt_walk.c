@@ -1435,8 +1435,7 @@ memo_pkt_size(const uint8_t *p, uint64_t avail, int *cls)
 	}
 	switch (b & 0x1f) {
 	case 0x0d: case 0x11: case 0x01: case 0x1d: {  /* TIP, PGE, PGD, FUP */
-		static const int8_t len[8] = { 0, 2, 4, 6, 6, -1, 8, -1 };
-		int n = len[b >> 5];
+		int n = fastpt_ip_bytes[b >> 5];
 
 		return n < 0 || avail < (uint64_t)n + 1 ? 0 : (unsigned)n + 1;
 	}
