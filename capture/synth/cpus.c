@@ -53,6 +53,8 @@ void synth_cpus_stats(const struct synth_cpus *cs, struct ptgen_stats *st)
 		st->tscs += g.tscs;
 		st->mtcs += g.mtcs;
 		st->cycs += g.cycs;
+		st->ovfs += g.ovfs;
+		st->ovf_psbs += g.ovf_psbs;
 	}
 }
 

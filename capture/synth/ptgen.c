@@ -30,6 +30,8 @@ struct ptgen {
 	uint64_t mtc_k;           /* CTC >> mtc_freq of the last MTC period */
 	uint64_t next_mtc;        /* TSC at which CTC bit mtc_freq next toggles */
 	uint64_t last_cyc;        /* TSC of the last CYC (cycle counter reset) */
+	int ovf_psb;              /* the PSB+ being written ends an overflow */
+	int after_ovf_psb;        /* no PSB+ or TIP.PGE since such a PSB+ */
 	int after_flow;           /* the last instruction's target is known
 				   * from a packet (TNT bit, TIP, TIP.PGE) */
 	uint64_t ret[RETSTACK];   /* return-compression ring */
@@ -123,7 +125,13 @@ static int emit_ip(struct ptgen *g, enum pt_packet_type type, uint64_t ip,
 	if (suppressed) {
 		p.payload.ip.ipc = pt_ipc_suppressed;
 	} else {
-		p.payload.ip.ipc = ipc_for(g->last_ip, ip);
+		/* The FUP of a PSB+ that ends an overflow: 6 bytes sign-
+		 * extended, as for an address above 4 GiB (perf 6.1 takes
+		 * no compressed IP there: it has no last IP after the
+		 * overflow, and loses the trace up to the next PSB) */
+		p.payload.ip.ipc = g->ovf_psb && type == ppt_fup &&
+				   (uint64_t)((int64_t)(ip << 16) >> 16) == ip ?
+				   pt_ipc_sext_48 : ipc_for(g->last_ip, ip);
 		p.payload.ip.ip = ip;
 		g->last_ip = ip;
 	}
@@ -292,6 +300,7 @@ static int psb_emit(struct ptgen *g, uint64_t ip)
 	if ((r = flush_tnt(g)) || (r = cut(g)))
 		return r;
 	g->since_psb = 0;
+	g->after_ovf_psb = 0;
 	g->last_ip = 0;
 	ret_clear(g);
 	g->st.psbs++;
@@ -396,6 +405,7 @@ int ptgen_enable(struct ptgen *g, uint64_t ip)
 	    (r = emit_ip(g, ppt_tip_pge, ip, 0)))
 		return r;
 	g->enabled = 1;
+	g->after_ovf_psb = 0;
 	g->st.pges++;
 	g->after_flow = 1;
 	ret_clear(g);
@@ -426,7 +436,14 @@ int ptgen_async_disable(struct ptgen *g, uint64_t next)
 
 	if (!g->enabled)
 		return 0;
-	if ((r = mtc_catch_up(g, g->tsc)) || (r = emit_ip(g, ppt_fup, next, 0)))
+	if ((r = mtc_catch_up(g, g->tsc)))
+		return r;
+	/* perf's decoder resumes at an overflow's PSB+ with its PGE flag
+	 * off and takes a FUP then as a jump, not walked to: a PSB+ first
+	 * (one may come anywhere) puts it in step again */
+	if (g->after_ovf_psb && (r = psb_emit(g, next)))
+		return r;
+	if ((r = emit_ip(g, ppt_fup, next, 0)))
 		return r;
 	g->st.fups++;
 	return disable(g);
@@ -485,7 +502,7 @@ int ptgen_insn(struct ptgen *g, uint64_t ip, const struct ptgen_insn *in,
 	return r;
 }
 
-int ptgen_overflow(struct ptgen *g, uint64_t next, uint64_t lost)
+int ptgen_overflow(struct ptgen *g, uint64_t next, uint64_t lost, int at_psb)
 {
 	int r;
 
@@ -509,10 +526,22 @@ int ptgen_overflow(struct ptgen *g, uint64_t next, uint64_t lost)
 	}
 	/* IP compression starts over after OVF, as after PSB (libipt) */
 	g->last_ip = 0;
+	g->st.ovfs++;
+	if (at_psb) {
+		/* the overflow resolves at a PSB: its PSB+ (TSC, FUP) says
+		 * when and where the trace resumes */
+		if ((r = emit_simple(g, ppt_ovf)))
+			return r;
+		g->st.ovf_psbs++;
+		g->ovf_psb = 1;
+		r = psb_emit(g, next);
+		g->ovf_psb = 0;
+		g->after_ovf_psb = 1;
+		return r;
+	}
 	if ((r = emit_simple(g, ppt_ovf)) || (r = emit_tsc(g)) ||
 	    (r = emit_ip(g, ppt_fup, next, 0)))
 		return r;
-	g->st.ovfs++;
 	g->st.fups++;
 	ret_clear(g);
 	return 0;

@@ -99,11 +99,12 @@ int ptgen_insn(struct ptgen *g, uint64_t ip, const struct ptgen_insn *in,
 /* An internal buffer overflow right after an instruction whose target
  * the packets gave (a TNT bit, TIP or TIP.PGE), so that no instruction
  * goes unseen: lost cycles pass with their packets dropped, then OVF, TSC
- * (and TMA) and FUP(next), next being that target.  The return stack
- * starts over.  While tracing is off: the OVF alone (the TIP.PGE of
- * ptgen_enable follows).  PTD_ERR_INVAL after any other instruction
- * (ptgen_can_overflow says). */
-int ptgen_overflow(struct ptgen *g, uint64_t next, uint64_t lost);
+ * (and TMA) and FUP(next), next being that target; at_psb: OVF, then a
+ * PSB+ whose FUP is next (the overflow resolved when a PSB was due).
+ * The return stack starts over.  While tracing is off: the OVF alone (the
+ * TIP.PGE of ptgen_enable follows).  PTD_ERR_INVAL after any other
+ * instruction (ptgen_can_overflow says). */
+int ptgen_overflow(struct ptgen *g, uint64_t next, uint64_t lost, int at_psb);
 int ptgen_can_overflow(const struct ptgen *g);
 /* Emits a PSB+ now (e.g. in front of a new stretch of trace, so that a
  * decoder that lost sync before it finds it again right there). */
@@ -127,6 +128,7 @@ int ptgen_finish(struct ptgen *g);
 struct ptgen_stats {
 	uint64_t bytes, psbs, tnt_bits, tips, fups, pges, pgds, rets_compressed;
 	uint64_t tscs, mtcs, cycs, ovfs;
+	uint64_t ovf_psbs;     /* overflows that resolved at a PSB+ */
 };
 void ptgen_get_stats(const struct ptgen *g, struct ptgen_stats *s);
 

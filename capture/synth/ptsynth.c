@@ -73,6 +73,8 @@ struct opts {
 	double interrupts;   /* probability per instruction */
 	double vm_exits;     /* --vm-exits: probability per instruction */
 	double overflows;    /* --overflows: probability per instruction */
+	double overflow_psb; /* --overflow-psb: the share of them that
+			      * resolve at a PSB+ */
 	uint64_t quantum;    /* instructions per thread time slice */
 	int archive;         /* 1: the program's own ELF files, 2: all */
 	const char *filter;  /* --addr-filter: AUXTRACE_INFO's filter string */
@@ -1264,7 +1266,7 @@ static void trace(struct synth *s, struct sched *sc)
 			ptgen_advance(s->gen, KERNEL_CYCLES);
 			if (s->o.overflows > 0 && rnd(sc) < 0.5) {
 				/* the buffer overflowed while in the kernel */
-				check(s, ptgen_overflow(s->gen, t->ip, KERNEL_CYCLES / 4),
+				check(s, ptgen_overflow(s->gen, t->ip, KERNEL_CYCLES / 4, 0),
 				      "packet generation");
 				s->noverflows++;
 			}
@@ -1279,7 +1281,9 @@ static void trace(struct synth *s, struct sched *sc)
 			s->nvm_exits++;
 		} else if (s->o.overflows > 0 && !t->mid_rep &&
 			   ptgen_can_overflow(s->gen) && rnd(sc) < s->o.overflows) {
-			check(s, ptgen_overflow(s->gen, t->ip, KERNEL_CYCLES / 4),
+			check(s, ptgen_overflow(s->gen, t->ip, KERNEL_CYCLES / 4,
+						s->o.overflow_psb > 0 &&
+						rnd(sc) < s->o.overflow_psb),
 			      "packet generation");
 			s->noverflows++;
 		} else if (s->sample_due && !t->mid_rep) {
@@ -1359,6 +1363,10 @@ static const char usage_text[] =
 	"                   probability per instruction (drawn with --seed);\n"
 	"                   and, with --interrupts, an OVF while tracing is\n"
 	"                   off in half of the interrupts\n"
+	"  --overflow-psb F with --overflows: the share F (0..1) of the\n"
+	"                   overflows while tracing that resolve at a PSB:\n"
+	"                   OVF, then PSB+ with the TSC and the FUP where\n"
+	"                   the trace resumes (drawn with --seed)\n"
 	"  --guest-code     PIP.NR=1 and VMCS, no guest sideband: the guest's\n"
 	"                   code is the traced process's memory (perf script\n"
 	"                   --guest-code, ptdecode --guest-code); with --cpus N\n"
@@ -1434,6 +1442,7 @@ static void set_opt(void *ctx, int c, const char *arg)
 	case 'V': o->guest = 2; break;
 	case 'E': o->vm_exits = strtod(arg, NULL); break;
 	case 'O': o->overflows = strtod(arg, NULL); break;
+	case 'B': o->overflow_psb = strtod(arg, NULL); break;
 	case 'S': o->sample_every = strtoull(arg, NULL, 0); break;
 	case 'U':
 		if (!strcmp(arg, "dwarf") && !sampler_have_dwarf())
@@ -1476,6 +1485,7 @@ static void parse_opts(struct synth *s, struct sched *sc, int argc, char **argv)
 		{ "guest-code", no_argument, NULL, 'V' },
 		{ "vm-exits", required_argument, NULL, 'E' },
 		{ "overflows", required_argument, NULL, 'O' },
+		{ "overflow-psb", required_argument, NULL, 'B' },
 		{ "sample-every", required_argument, NULL, 'S' },
 		{ "unwind", required_argument, NULL, 'U' },
 		{ "perf-layout", required_argument, NULL, 'Y' },
@@ -1683,6 +1693,8 @@ static void write_info(struct synth *s, const struct sched *sc, const struct ptg
 		(unsigned long long)gs->pgds);
 	fprintf(f, "tscs=%llu\nmtcs=%llu\ncycs=%llu\n", (unsigned long long)gs->tscs,
 		(unsigned long long)gs->mtcs, (unsigned long long)gs->cycs);
+	if (s->o.overflow_psb > 0)
+		fprintf(f, "overflows_at_psb=%llu\n", (unsigned long long)gs->ovf_psbs);
 	if (s->o.ncpus > 1)
 		fprintf(f, "cpus=%d\n", s->o.ncpus);
 	if (s->jit_dumps || s->jit_dump_errors)

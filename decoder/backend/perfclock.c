@@ -56,6 +56,11 @@ struct perfclock {
 	int pgd_done;                  /* a FUP + TIP.PGD was an ASYNC's: the
 					* DISABLED after it is that one */
 	uint64_t last_ip;
+	uint32_t last_ipc;             /* its packet's IP compression */
+	/* perf's decoder resumed after an overflow at a PSB+'s FUP without
+	 * setting its PGE flag: until a PSB+ with FUP or a TIP.PGE sets it,
+	 * it takes a FUP's IP as a jump (not walked to) */
+	int no_pge;
 	/* a PSB+ with a FUP: perf walks to the FUP's IP before it reads the
 	 * PSB+, then returns in sync (a PSB event) */
 	int psb_wait;
@@ -496,6 +501,7 @@ static enum pk step(struct perfclock *c)
 	case PK_PSB: c->in_psb = 1; c->last_ip = 0; break;
 	case PK_TIP: case PK_PGE: case PK_PGD: case PK_FUP:
 		c->last_ip = ip_of(c->last_ip, &k);
+		c->last_ipc = k.count;
 		break;
 	case PK_PSBEND: c->in_psb = 0; break;
 	case PK_TNT: c->tnt = k.count; break;
@@ -564,13 +570,25 @@ static int fetch(struct perfclock *c)
 		case PK_TNT:
 			if (!c->tnt)
 				break;
+			c->pend = t;
+			return 0;
+		case PK_PGE:
+			c->no_pge = 0;
 			/* fall through */
-		case PK_TIP: case PK_PGE: case PK_PGD:
+		case PK_TIP: case PK_PGD:
 			c->pend = t;
 			return 0;
 		case PK_FUP:
 			if (c->in_psb)
 				break;
+			if (c->no_pge) {
+				/* perf takes the FUP's IP without walking
+				 * to it: its flow parts from the trace */
+				note_why(c, "a FUP after an overflow resolved "
+					 "at a PSB (perf's decoder walks no "
+					 "instructions to it)", c->at);
+				return -1;
+			}
 			c->pend = t;
 			return 0;
 		case PK_OVF:
@@ -583,6 +601,7 @@ static int fetch(struct perfclock *c)
 			return 0;
 		case PK_PSB:
 			if (psb_fup(c, &c->psb_ip)) {
+				c->no_pge = 0;
 				c->psb_wait = 1;
 				return 0;
 			}
@@ -799,9 +818,16 @@ static int fup_tip(struct perfclock *c)
 
 /* After an OVF perf reads on to the FUP that says where the trace
  * resumes (timing packets on the way), and returns in sync there: a
- * trace begin (its overflow flag set) at that time. */
+ * trace begin (its overflow flag set) at that time.  An overflow that
+ * resolves at a PSB: perf's decoder, its IP lost, fails to walk to the
+ * PSB+'s FUP (an error state), then scans the PSB+ for an IP it can
+ * take without a last IP (6 or 8 bytes) and returns in sync at that
+ * FUP, a trace begin too, with a CBR change of the PSB+ (its timing
+ * packets read, PSBEND not yet). */
 static int ovf_fup(struct perfclock *c, const struct ptd_event *ev)
 {
+	uint64_t ip;
+
 	for (;;) {
 		enum pk t = step(c);
 
@@ -810,16 +836,27 @@ static int ovf_fup(struct perfclock *c, const struct ptd_event *ev)
 		case PK_MODE: case PK_VMCS: case PK_MNT:
 			break;
 		case PK_CBR:            /* a CBR state of its own first */
-			if (c->cbr != c->cbr_seen)
+			if (c->cbr != c->cbr_seen && !c->in_psb)
+				return -1;
+			break;
+		case PK_PSB:
+			if (!psb_fup(c, &ip) || ip != ev->ip)
 				return -1;
 			break;
 		case PK_FUP:
 			if (c->last_ip != ev->ip)
 				return -1;
+			if (c->in_psb) {
+				/* no last IP: only a 6 or 8 byte IP */
+				if (c->last_ipc != 3 && c->last_ipc != 6)
+					return -1;
+				c->cbr_seen = c->cbr;
+				c->no_pge = 1;
+			}
 			c->pend = PK_NONE;
 			update(c);
 			return 0;
-		default:                /* TIP.PGE, PSB: not followed */
+		default:                /* TIP.PGE: not followed */
 			return -1;
 		}
 	}
@@ -867,6 +904,17 @@ static int no_flow_left(const struct perfclock *c)
 	}
 }
 
+/* Tracing stops where the FUP of the PSB+ just read points (a FUP,
+ * TIP.PGD right after PSBEND): perf reaches that IP with no instruction
+ * and returns the PSB event there. */
+static int stop_at_psb(struct perfclock *c, const struct ptd_event *ev)
+{
+	if (ev->ip != c->psb_ip)
+		return -1;
+	c->psb_wait = 0;
+	return psb_end(c) ? -1 : STATE;
+}
+
 /* intel-pt.c keys a return to user space (a trace begin) by perf's
  * estimated TSC. */
 static uint64_t estimate(const struct perfclock *c)
@@ -883,6 +931,8 @@ static int on_event(struct perfclock *c, const struct ptd_event *ev,
 {
 	int rc;
 
+	if (c->psb_wait && (ev->kind == PTD_EV_DISABLED || ev->kind == PTD_EV_ASYNC))
+		return stop_at_psb(c, ev);
 	if (c->psb_wait && ev->kind != PTD_EV_INSN && ev->kind != PTD_EV_PAGING &&
 	    ev->kind != PTD_EV_EXEC_MODE && ev->kind != PTD_EV_SWITCH &&
 	    ev->kind != PTD_EV_TIME)
@@ -908,6 +958,8 @@ static int on_event(struct perfclock *c, const struct ptd_event *ev,
 		}
 		if ((rc = need(c)))
 			return rc;
+		if (c->psb_wait)
+			return stop_at_psb(c, ev);
 		if (c->pend == PK_PGD) {
 			c->pend = PK_NONE;
 			update(c);
@@ -920,6 +972,8 @@ static int on_event(struct perfclock *c, const struct ptd_event *ev,
 	case PTD_EV_ASYNC:
 		if ((rc = need(c)))
 			return rc;
+		if (c->psb_wait)
+			return stop_at_psb(c, ev);
 		if (c->pend != PK_FUP)
 			return -1;
 		return fup_tip(c);

@@ -35,7 +35,8 @@ a vcpu thread) perf script and ptdecode run with --guest-code.
 --no-fallback: also ptdecode --stats with both decoders at -j1 and -j2
 counts no clock fallback (perf's timing followed through every packet)
 and warns of none; with ptsynth's --overflows the stats count overflows
-(the OVF packets were there to follow).
+(the OVF packets were there to follow), and with --overflow-psb ptsynth's
+info counts overflows that resolve at a PSB.
 Event lines (--insn's and JSON's): the same with both decoders, at -j1 and
 -j2, merged and --per-queue; the exec-mode ones, per CPU, one for each
 MODE.Exec packet outside PSB+ that changes the mode in perf script -D's
@@ -366,6 +367,12 @@ def check_no_fallback(ptdecode, cap, dec, j, overflows):
     if overflows and int(st.get('overflows', '0')) == 0:
         fail('--decoder=%s -j%s --stats: no overflows in a recording made with '
              '--overflows' % (dec, j))
+    info = os.path.join(cap, 'info')
+    if overflows and os.path.exists(info):
+        with open(info) as f:
+            at_psb = dict(l.strip().split('=', 1) for l in f if '=' in l).get('overflows_at_psb')
+        if at_psb == '0':
+            fail('ptsynth --overflow-psb planted no overflow that resolves at a PSB')
 
 
 def main():
