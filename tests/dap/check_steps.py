@@ -148,12 +148,12 @@ print('step/next/finish (seed %d, mix %s): %d sequences, %d of %d steps equal to
 REVERSE = '''
 import re, random
 def record_pos():
-    """The lowest recorded instruction's number and the current one's
-    (None: at the end, not replaying)."""
+    """The lowest recorded instruction's number (None: nothing recorded)
+    and the current one's (None: at the end, not replaying)."""
     o = gdb.execute('info record', to_string=True)
     lo = re.search(r'Lowest recorded instruction number is (\\d+)', o)
     cur = re.search(r'Current instruction number is (\\d+)', o)
-    return int(lo.group(1)), int(cur.group(1)) if cur else None
+    return int(lo.group(1)) if lo else None, int(cur.group(1)) if cur else None
 def insn():
     """The bytes of the instruction at the stop."""
     pc = gdb.newest_frame().pc()
@@ -162,7 +162,7 @@ def insn():
                     gdb.selected_inferior().read_memory(pc, n).tobytes())
 def at_start():
     lo, cur = record_pos()
-    return cur is None or cur <= lo + 8
+    return cur is None or lo is None or cur <= lo + 8
 redone = 0
 # gdb's reverse-finish: back to the function's entry, then one instruction
 # back.  gdb 13 stops at the entry in any frame, so in a recursive function
@@ -177,7 +177,7 @@ def reverse_finish():
     if f.type() != gdb.NORMAL_FRAME or f.older() is None:
         gdb.execute('reverse-finish', to_string=True)
         lo, cur = record_pos()
-        return cur != lo
+        return lo is not None and cur != lo
     sp = int(f.older().read_register('sp'))   # at the call, as pushed
     ret = f.older().pc()
     entry = int(f.function().value().address)
@@ -194,7 +194,8 @@ def reverse_finish():
         gdb.execute('reverse-stepi', to_string=True)
     lo, cur = record_pos()
     pc = gdb.newest_frame().pc()
-    return cur != lo or pc + arch.disassemble(pc)[0]['length'] == ret
+    return lo is not None and (cur != lo or
+                               pc + arch.disassemble(pc)[0]['length'] == ret)
 gdb.execute('break main')
 '''
 
@@ -248,7 +249,7 @@ summary('after the first half of each sequence', rev, same, total, redone)
 # 3. reverse-finish ("f" in REVMIX) from stops of the forward sequences
 # below main (up to FINISH_FROM of them, a seeded choice), again while
 # below main, up to three times
-FINISH_FROM = 40
+FINISH_FROM = 30
 points = [(k, j) for k, (_, want) in enumerate(seqs)
           for j in range(len(want)) if len(want[j][1]) > 1]
 if 'f' in revmix and points:
