@@ -640,8 +640,9 @@ static void run_to_bp(struct dap *d, size_t th, int backward)
 	report_stop(d, th, rc, backward, "breakpoint", bp);
 }
 
-/* next (kind 0), step in (1), step out (2) forwards or backwards at line
- * or instruction granularity (gran). */
+/* next (kind 0), step in (1), step out (2) forwards or backwards (gdb's
+ * reverse-next, reverse-step, reverse-finish) at line or instruction
+ * granularity (gran). */
 static void move(struct dap *d, size_t th, int kind, int backward,
 		 const char *gran)
 {
@@ -678,7 +679,7 @@ static void move(struct dap *d, size_t th, int kind, int backward,
 	}
 	hide = d->hide[th];
 	if (kind == 2)
-		rc = dapstep_out(d->s, c, &hide);
+		rc = dapstep_out(d->s, c, backward, &hide);
 	else
 		rc = dapstep_line(d->s, c, kind == 1 ? DAPSTEP_INTO : DAPSTEP_OVER,
 				  backward, &hide);
@@ -1041,36 +1042,54 @@ static int seek_to(struct ptd_cursor *c, const char *what, uint64_t v)
 	return 1;
 }
 
-/* evaluate "insn N", "time T", "pos P": goto; "reverse-step". */
+/* gdb's reverse steps that DAP has no request for: debug console
+ * commands, as move()'s kinds backwards. */
+static const struct {
+	const char *name, *alias;
+	int kind;
+} reverse_cmds[] = {
+	{ "reverse-step", "rs", 1 },
+	{ "reverse-finish", "rf", 2 },
+};
+
+/* evaluate "insn N", "time T", "pos P": goto; "reverse-step",
+ * "reverse-finish". */
 static void evaluate(struct dap *d, json_object *req, size_t th)
 {
 	const char *e = arg_str(req, "expression");
 	char what[16], res[128];
 	unsigned long long v;
+	size_t k;
 	int rc;
 
-	if (e && sscanf(e, " %15s %c", what, res) == 1 &&
-	    (!strcmp(what, "reverse-step") || !strcmp(what, "rs"))) {
-		/* gdb's reverse-step, which DAP has no request for */
-		json_object *body = json_object_new_object();
+	/* a word alone: a command */
+	for (k = 0; e && sscanf(e, " %15s %c", what, res) == 1 &&
+	     k < sizeof(reverse_cmds) / sizeof(reverse_cmds[0]); k++) {
+		json_object *body;
 
+		if (strcmp(what, reverse_cmds[k].name) &&
+		    strcmp(what, reverse_cmds[k].alias))
+			continue;
+		body = json_object_new_object();
 		json_object_object_add(body, "result",
-				       json_object_new_string("reverse-step"));
+				       json_object_new_string(reverse_cmds[k].name));
 		json_object_object_add(body, "variablesReference",
 				       json_object_new_int(0));
 		respond(d, req, body);
-		move(d, th, 1, 1, NULL);
+		move(d, th, reverse_cmds[k].kind, 1, NULL);
 		return;
 	}
 	if (!e || sscanf(e, " %15s %llu", what, &v) != 2) {
 		respond_err(d, req, "evaluate: a control-flow trace has no values; "
 			    "go to a point with 'insn N', 'time NS' or 'pos P', "
-			    "or step back into calls with 'reverse-step'");
+			    "step back into calls with 'reverse-step' or back "
+			    "to the call of the function with 'reverse-finish'");
 		return;
 	}
 	rc = seek_to(d->cur[th], what, v);
 	if (rc == 1) {
-		respond_err(d, req, "unknown command '%s': use insn, time or pos", what);
+		respond_err(d, req, "unknown command '%s': use insn, time or pos "
+			    "(with a number), reverse-step or reverse-finish", what);
 		return;
 	}
 	if (rc) {

@@ -366,24 +366,34 @@ int dapstep_line(struct ptd_session *s, struct ptd_cursor *c, int kind,
 	return step_lines(s, c, kind, 0, &st, 1, hide);
 }
 
-int dapstep_out(struct ptd_session *s, struct ptd_cursor *c, size_t *hide)
+int dapstep_out(struct ptd_session *s, struct ptd_cursor *c, int backward,
+		size_t *hide)
 {
-	struct ptd_find_opts fo = { .sz = sizeof(fo),
+	struct ptd_find_opts fo = { .sz = sizeof(fo), .backward = backward,
 				    .what = PTD_FIND_DEPTH_BELOW };
 	struct ptd_cursor_pos p;
 	struct frame f;
 	struct state st;
 	unsigned int found = 0;
+	int rc;
 
 	ptd_cursor_get(c, &p);
 	frame_here(c, &p, *hide, &f);
 	*hide = SIZE_MAX;
-	if (p.stop || f.levels < 2)
-		return ptd_cursor_find(c, &fo, &found);
+	if (p.stop || f.levels < 2) {
+		rc = ptd_cursor_find(c, &fo, &found);
+		/* backwards, gdb's last single step back to the call shows
+		 * every inlined frame there */
+		if (backward && !rc && !(found & PTD_FIND_STOP))
+			*hide = 0;
+		return rc;
+	}
 	/* out of inlined code: stepping over everything in its caller's
-	 * frame from no line until outside it, as gdb's finish does */
+	 * frame from no line until outside it, as gdb's finish does (back
+	 * to its entry at the call site, or the start of the caller's line
+	 * before it) */
 	memset(&st, 0, sizeof(st));
 	set_frame(&st, &f, f.levels - 1);
 	st.empty = 1;
-	return step_lines(s, c, DAPSTEP_OVER, 0, &st, 0, hide);
+	return step_lines(s, c, DAPSTEP_OVER, backward, &st, 0, hide);
 }

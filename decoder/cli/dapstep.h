@@ -27,8 +27,12 @@ enum dapstep_kind { DAPSTEP_OVER, DAPSTEP_INTO };
 int dapstep_line(struct ptd_session *s, struct ptd_cursor *c, int kind,
 		 int backward, size_t *hide);
 
-/* Step out of the frame shown (*hide as for dapstep_line): to the return
- * of a function, past the end of an inlined one. */
-int dapstep_out(struct ptd_session *s, struct ptd_cursor *c, size_t *hide);
+/* Step out of the frame shown (*hide as for dapstep_line): forwards
+ * (finish) to the return of a function, past the end of an inlined one;
+ * backwards (reverse-finish) to the call instruction of a function, back
+ * out of an inlined one as gdb's reverse-finish steps (to its entry, shown
+ * at the call site, or the start of the caller's line before it). */
+int dapstep_out(struct ptd_session *s, struct ptd_cursor *c, int backward,
+		size_t *hide);
 
 #endif

@@ -7,8 +7,8 @@ a missing trace, requests before launch, unknown requests, a body that is
 not JSON, bad arguments to readMemory/disassemble/evaluate/variables/gotoTargets/
 goto/setVariable, a breakpoint on a line without code (unverified, with
 a message);
-stepping back at the start and continuing at the end stop there with a
-description saying so; a trace with decode errors (bytes flipped in its
+stepping back (stepBack, the debug console's reverse-finish) at the start
+and continuing at the end stop there with a description saying so; a trace with decode errors (bytes flipped in its
 AUX data) stops at each error with reason "exception" and the decoder's
 message, in both directions; disconnect ends the adapter with status 0."""
 import os
@@ -90,6 +90,13 @@ check(r['success'] and r['body']['unreadableBytes'] == 16 and 'data' not in r['b
 c.request('stepBack', threadId=tid)
 ev = c.wait_event('stopped')['body']
 check('start of the trace' in ev.get('description', ''), 'stepBack at the start: %s' % ev)
+r = c.request('evaluate', threadId=tid, expression='rf', context='repl')
+check(r['success'] and r['body']['result'] == 'reverse-finish', 'evaluate rf: %s' % r)
+ev = c.wait_event('stopped')['body']
+check(ev['reason'] == 'entry' and 'start of the trace' in ev.get('description', ''),
+      'reverse-finish at the start: %s' % ev)
+error(c.request('evaluate', threadId=tid, expression='rf 2'), 'unknown command',
+      'reverse-finish with a number')
 c.request('continue', threadId=tid)
 ev = c.wait_event('stopped')['body']
 check('end of the trace' in ev.get('description', ''), 'continue to the end: %s' % ev)
