@@ -55,6 +55,10 @@ struct perfclock {
 	int in_psb;
 	int pgd_done;                  /* a FUP + TIP.PGD was an ASYNC's: the
 					* DISABLED after it is that one */
+	int bad_seen;                  /* stepped over a packet perf's decoder
+					* rejects, at trace byte bad_at: the
+					* decode error there follows */
+	uint64_t bad_at;
 	uint64_t last_ip;
 	/* a PSB+ with a FUP: perf walks to the FUP's IP before it reads the
 	 * PSB+, then returns in sync (a PSB event) */
@@ -149,8 +153,13 @@ static unsigned ip_bytes(uint8_t b)
 	return n[b >> 5] < 0 ? 99 : (unsigned)n[b >> 5];
 }
 
+/* What parse() returns for bytes perf's packet decoder rejects (an IP
+ * packet with reserved IP compression, an unknown one-byte opcode): perf
+ * reports a bad packet and decodes on from the next byte, in sync. */
+#define BAD_PACKET (-2)
+
 /* The packet at b[0..len): its length, 0 when it does not fit (the
- * buffer ends), or -1 for one the clock does not follow. */
+ * buffer ends), BAD_PACKET, or -1 for one the clock does not follow. */
 static int parse(const uint8_t *b, size_t len, struct pkt *k)
 {
 	unsigned n;
@@ -220,6 +229,8 @@ static int parse(const uint8_t *b, size_t len, struct pkt *k)
 		k->payload = b[1];
 		return 2;
 	}
+	if ((b[0] & 0x1f) == 0x19)
+		return BAD_PACKET;
 	if ((b[0] & 3) == 3) {          /* CYC: 5 bits, then 7 per byte */
 		unsigned off = 1, shift = 5;
 		uint8_t more = b[0] & 4;
@@ -242,11 +253,11 @@ static int parse(const uint8_t *b, size_t len, struct pkt *k)
 	case 0x11: k->type = PK_PGE; break;
 	case 0x01: k->type = PK_PGD; break;
 	case 0x1d: k->type = PK_FUP; break;
-	default: k->type = PK_OTHER; return -1;
+	default: return BAD_PACKET;
 	}
 	n = ip_bytes(b[0]);
 	if (n > 8)
-		return -1;
+		return BAD_PACKET;
 	if (len < 1 + n)
 		return 0;
 	k->count = b[0] >> 5;
@@ -474,6 +485,18 @@ static enum pk step(struct perfclock *c)
 	do {
 		at = c->at;
 		n = next_pkt(c, &c->at, &k, 0);
+		if (n == BAD_PACKET && !c->bad_seen) {
+			/* intel_pt_bad_packet(): one byte on, no TMA; the
+			 * error returned updates the sample time */
+			c->bad_seen = 1;
+			c->bad_at = byte_at(c, at);
+			skip(c, &c->at, 1);
+			c->have_tma = 0;
+			c->last_type = PK_OTHER;
+			update(c);
+			k.type = PK_PAD;
+			continue;
+		}
 		if (n < 0)
 			note_why(c, "a packet the clock does not follow", at);
 		else if (!n && at.pi < c->npieces)
@@ -890,6 +913,14 @@ static int on_event(struct perfclock *c, const struct ptd_event *ev,
 	switch (ev->kind) {
 	case 0:                 /* after the last event: STATE, or 1 */
 		return fetch(c) == STATE ? STATE : 1;
+	case PTD_EV_ERROR:
+		/* the bad packet stepped over, where the decoder went on
+		 * in place as perf's does */
+		if (!c->bad_seen || !(ev->flags & PTD_EVF_RESYNCED) ||
+		    ev->addr != c->bad_at)
+			return -1;
+		c->bad_seen = 0;
+		return 0;
 	case PTD_EV_INSN:
 		return on_insn(c, ev);
 	case PTD_EV_ENABLED:
