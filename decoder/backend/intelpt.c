@@ -74,6 +74,9 @@ struct ipt_backend {
 	int err_code;                 /* libipt's code of that error */
 	uint64_t drop_ip;             /* a splice resumed in place: its first
 				       * instruction, listed before the error */
+	int err_went_on;              /* err_insn is where the flow went on
+				       * after the instruction listed before
+				       * the error, not listed itself */
 
 	struct ptd_event fifo[FIFO_SIZE];
 	unsigned head, tail;
@@ -629,6 +632,7 @@ static int error_event(struct ipt_backend *b, int pterr, uint64_t ip)
 
 	b->err_ev = NULL;
 	b->err_insn = 0;
+	b->err_went_on = 0;
 	b->err_code = pterr;
 	if (pterr == -pte_nomap && b->mem_failed && gap_event(b))
 		return 0;
@@ -834,6 +838,7 @@ static void after_error(struct ipt_backend *b)
 		insn = b->err_insn;
 		how = RESYNC_BAD_PACKETS |
 		      (b->err_code == -pte_bad_query ? RESYNC_READ : 0) |
+		      (b->err_code == -pte_bad_packet ? RESYNC_FAILED_AT_BAD : 0) |
 		      (b->err_code == -pte_nomap || b->err_code == -pte_bad_insn ?
 		       RESYNC_NO_LAST_IP : 0);
 	}
@@ -851,7 +856,7 @@ static void after_error(struct ipt_backend *b)
 	b->qdec = b->dec;
 	b->dec = dec;
 	b->splice = sp;
-	b->drop_ip = sp.in_place ? sp.ip : 0;
+	b->drop_ip = sp.in_place && !b->err_went_on ? sp.ip : 0;
 	if (b->err_ev) {
 		b->err_ev->flags |= PTD_EVF_RESYNCED;
 		if (b->err_ev->kind == PTD_EV_ERROR)
@@ -942,6 +947,7 @@ static int never_ending(struct ipt_backend *b, uint64_t ip, uint64_t off)
 	ev = push(b, PTD_EV_ERROR);
 	b->err_ev = ev;
 	b->err_insn = 0;
+	b->err_went_on = 0;
 	b->err_code = 0;
 	if (ev) {
 		ev->error = PTD_ERR_DECODE;
@@ -983,6 +989,21 @@ static void insn_event(struct ipt_backend *b, const struct pt_insn *insn)
 			ev->flags |= PTD_EVF_TRUNCATED;
 	}
 	b->last_ip = insn->ip;
+}
+
+/* After pt_insn_next failed with insn (listed) filled in: the IP the
+ * flow went on to when the instruction completed before the error (libipt
+ * 2.1 reports an error it deferred, such as a bad packet read ahead, only
+ * after the instruction that used the last TNT bit before it), else 0.
+ * The failed decoder is resynced or dropped next, so asking it once more
+ * for the instruction at its IP changes nothing that is used later. */
+static uint64_t went_on_to(struct ipt_backend *b, const struct pt_insn *insn)
+{
+	struct pt_insn next;
+
+	memset(&next, 0, sizeof(next));
+	(void)pt_insn_next(b->dec, &next, sizeof(next));
+	return next.ip != insn->ip ? next.ip : 0;
 }
 
 /* Advances the decoder by one step, queueing zero or more events. */
@@ -1076,15 +1097,22 @@ static int step(struct ipt_backend *b)
 		 * (or did not decode) is perf's after the error, if at all */
 		int defer = listed && b->p.resync_as_perf &&
 			    (rc == -pte_bad_query || rc == -pte_bad_packet);
+		/* ... unless it completed: perf lists it, then the error
+		 * where the flow went on */
+		uint64_t on = defer && rc == -pte_bad_packet ?
+			      went_on_to(b, &insn) : 0;
 
+		if (on)
+			defer = 0;
 		if (listed && !defer)
 			insn_event(b, &insn);
 		if (rc == -pte_eos) {
 			data_end(b);
 			return 0;
 		}
-		if (!error_event(b, rc, insn.ip ? insn.ip : b->last_ip)) {
-			b->err_insn = listed ? insn.ip : 0;
+		if (!error_event(b, rc, on ? on : insn.ip ? insn.ip : b->last_ip)) {
+			b->err_insn = on ? on : listed ? insn.ip : 0;
+			b->err_went_on = on != 0;
 			after_error(b);
 			if (defer && b->qdec && b->splice.in_place)
 				b->drop_ip = 0;   /* the splice lists it */

@@ -152,10 +152,12 @@ int intelpt_resync_splice(const struct intelpt_params *p, const uint8_t *data,
 				break;
 			/* the packet the decoder failed at does not decode:
 			 * perf's decoder steps over its first byte and goes on
-			 * where the flow was */
+			 * where the flow was (libipt 2.0 is at that packet;
+			 * 2.1 at the last one it read, before it) */
 			if (!(how & RESYNC_BAD_PACKETS))
 				break;
-			if (off == from && err_ip) {
+			if (err_ip && (off == from ||
+				       ((how & RESYNC_FAILED_AT_BAD) && off > from))) {
 				kind = RESUME_IN_PLACE;
 				ip = err_ip;
 				break;

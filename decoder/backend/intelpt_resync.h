@@ -18,8 +18,9 @@
  *   OVF:     tracing off, then the OVF and what follows it;
  *   a packet that does not decode, where the decoder failed: from the
  *   byte after its first one, at the instruction the decoder failed at
- *   (listed already: the splice's first instruction repeats it), as
- *   perf's decoder steps over a bad packet and decodes on in sync.
+ *   (listed already: the splice's first instruction repeats it) or at
+ *   the IP the flow went on to after it (libipt 2.1), as perf's decoder
+ *   steps over a bad packet and decodes on in sync.
  * Compressed IPs are completed from the last IP since the PSB.  FUPs are
  * passed over (their TIP follows).  A PSB or the end of the trace first:
  * no splice, the decoder syncs there as usual.
@@ -60,9 +61,9 @@ struct intelpt_splice {
  * instruction or event it gave: libipt 2.1 reads packets ahead, an OVF
  * it read but did not report is still to come).  A PSB at or after from
  * comes first: none.  tsc: the decoder's time at the error (0: the last
- * TSC packet's).  err_ip: the instruction the decoder failed at, listed
- * (0: none); with RESYNC_BAD_PACKETS a packet at from that does not
- * decode resumes there.
+ * TSC packet's).  err_ip: the instruction the decoder failed at, listed,
+ * or the IP the flow went on to (0: none); with RESYNC_BAD_PACKETS a
+ * packet at from that does not decode resumes there.
  * how: RESYNC_* flags for the kind of error, as perf's decoder recovers
  * from it.  Returns 1 with *s filled (free s->buf), 0 when there is
  * none, PTD_ERR_NOMEM. */
@@ -84,6 +85,11 @@ enum {
 	 * from with err_ip: the resume point), as perf's decoder does;
 	 * without it the scan stops there (the next PSB) */
 	RESYNC_BAD_PACKETS = 4,
+	/* the decoder failed at a packet that does not decode
+	 * (pte_bad_packet): with RESYNC_BAD_PACKETS the first one at or
+	 * after from is that packet (libipt 2.1's offset is that of the
+	 * last packet it read, 2.0's that of the one it failed at) */
+	RESYNC_FAILED_AT_BAD = 8,
 };
 
 #endif

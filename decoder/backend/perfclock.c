@@ -899,6 +899,39 @@ static uint64_t estimate(const struct perfclock *c)
 			    c->sample_insn_cnt << 1);
 }
 
+/* A decode error: followed only for a bad packet the decoder stepped
+ * over where the flow was, as perf's decoder does.  libipt 2.0 reports
+ * it when the flow needs the packet; 2.1 right after the instruction
+ * that used the last flow packet before it, with the IP the flow went on
+ * to: perf reads on to the bad packet first (through a PSB+ whose FUP is
+ * that IP, a state of its own).  0, STATE or -1. */
+static int on_bad_packet(struct perfclock *c, const struct ptd_event *ev)
+{
+	if (!(ev->flags & PTD_EVF_RESYNCED))
+		return -1;
+	while (!c->bad_seen) {
+		int rc;
+
+		if (c->psb_wait) {
+			if (ev->ip != c->psb_ip)
+				return -1;
+			c->psb_wait = 0;
+			return psb_end(c) ? -1 : STATE;
+		}
+		if (c->pend)
+			return -1;
+		rc = fetch(c);
+		if (rc == STATE)
+			return STATE;
+		if (rc)
+			return -1;
+	}
+	if (ev->addr != c->bad_at)
+		return -1;
+	c->bad_seen = 0;
+	return 0;
+}
+
 /* 0: ev is timed (c->sample); 1: also keyed by *key; STATE; NO_KEY;
  * -1. */
 static int on_event(struct perfclock *c, const struct ptd_event *ev,
@@ -906,6 +939,8 @@ static int on_event(struct perfclock *c, const struct ptd_event *ev,
 {
 	int rc;
 
+	if (ev->kind == PTD_EV_ERROR)
+		return on_bad_packet(c, ev);
 	if (c->psb_wait && ev->kind != PTD_EV_INSN && ev->kind != PTD_EV_PAGING &&
 	    ev->kind != PTD_EV_EXEC_MODE && ev->kind != PTD_EV_SWITCH &&
 	    ev->kind != PTD_EV_TIME)
@@ -913,14 +948,6 @@ static int on_event(struct perfclock *c, const struct ptd_event *ev,
 	switch (ev->kind) {
 	case 0:                 /* after the last event: STATE, or 1 */
 		return fetch(c) == STATE ? STATE : 1;
-	case PTD_EV_ERROR:
-		/* the bad packet stepped over, where the decoder went on
-		 * in place as perf's does */
-		if (!c->bad_seen || !(ev->flags & PTD_EVF_RESYNCED) ||
-		    ev->addr != c->bad_at)
-			return -1;
-		c->bad_seen = 0;
-		return 0;
 	case PTD_EV_INSN:
 		return on_insn(c, ev);
 	case PTD_EV_ENABLED:
