@@ -123,10 +123,13 @@ enum ptd_open_flags {
 	 * decoder keeps each instruction's text from the start. */
 	PTD_OPEN_INSN_TEXT = 1u << 2,
 	/* Intel PT: after a decode error, decode on from the next packet
-	 * that gives the flow an IP (TIP, TIP.PGE, OVF) instead of the next
+	 * that gives the flow an IP (TIP, TIP.PGE, OVF), or past a packet
+	 * that does not decode where the flow was, instead of at the next
 	 * PSB (ptxed's --resync-on-error; perf's decoder does the same).
 	 * The error event then has PTD_EVF_RESYNCED and that packet's trace
-	 * offset in addr.  Without errors the flow is the same. */
+	 * offset in addr.  Without errors the flow is the same.  Inputs
+	 * with sideband (perf.data, perf.data directories, capture
+	 * directories) then resume where perf's decoder does. */
 	PTD_OPEN_RESYNC_ON_ERROR = 1u << 3,
 	/* Intel PT with several queues (perf record -a: one per CPU): hand
 	 * out each queue's events in turn, queue after queue, instead of
@@ -152,6 +155,15 @@ enum ptd_open_flags {
 	 * from its sideband (MMAP2, COMM, KSYMBOL).  Inputs with a trace
 	 * decode as without it. */
 	PTD_OPEN_SIDEBAND_ONLY = 1u << 8,
+	/* Intel PT: after a decode error, decode on from the next PSB, as
+	 * libipt's decoders do (the default); wins over the two flags
+	 * before and after. */
+	PTD_OPEN_RESYNC_AT_PSB = 1u << 9,
+	/* Intel PT: PTD_OPEN_RESYNC_ON_ERROR for inputs with sideband
+	 * (perf.data, perf.data directories, capture directories), so that
+	 * they decode to what perf script prints; raw traces resume at the
+	 * next PSB (the ptdecode command's default). */
+	PTD_OPEN_RESYNC_PERF_DATA = 1u << 10,
 };
 
 /* Which Intel PT flow decoder to use. */
@@ -312,9 +324,11 @@ enum ptd_event_flags {
 	PTD_EVF_TRUNCATED = 1u << 3,    /* instruction spans two images */
 	PTD_EVF_STATUS = 1u << 4,       /* status update (e.g. after PSB) */
 	PTD_EVF_RESYNCED = 1u << 5,     /* PTD_EV_ERROR/GAP: decoding goes on
-					 * at the next IP packet, not at the
-					 * next PSB (PTD_OPEN_RESYNC_ON_ERROR);
-					 * an error's addr is its trace offset */
+					 * at the next IP packet (or past a bad
+					 * one in place), not at the next PSB
+					 * (PTD_OPEN_RESYNC_ON_ERROR); an
+					 * error's addr is that packet's trace
+					 * offset */
 };
 
 struct ptd_event {

@@ -111,7 +111,12 @@ static int new_ipt_backend(const struct ptd_open_opts *o, struct input *in,
 {
 	struct intelpt_params pr = *p;
 
-	pr.resync_on_error = !!(o->flags & PTD_OPEN_RESYNC_ON_ERROR);
+	/* perf.data's decoder is perf's: it decodes on from the next IP
+	 * after an error; a raw trace's is ptxed's (sb NULL) */
+	pr.resync_on_error = !(o->flags & PTD_OPEN_RESYNC_AT_PSB) &&
+			     ((o->flags & PTD_OPEN_RESYNC_ON_ERROR) ||
+			      ((o->flags & PTD_OPEN_RESYNC_PERF_DATA) && sb));
+	pr.resync_as_perf = sb != NULL;
 	/* a raw trace's memory is one space: PIP.NR picks none */
 	pr.machines = sb ? in->machines : NULL;
 	pr.guest_code = !!(o->flags & PTD_OPEN_GUEST_CODE);

@@ -69,6 +69,14 @@ struct ipt_backend {
 	struct ptd_event *err_ev;     /* the error just pushed, or NULL */
 	uint64_t ok_off;              /* trace offset after the last
 				       * instruction or event libipt gave */
+	uint64_t err_insn;            /* the instruction listed with the
+				       * error just pushed, or 0 */
+	int err_code;                 /* libipt's code of that error */
+	uint64_t drop_ip;             /* a splice resumed in place: its first
+				       * instruction, listed before the error */
+	int err_went_on;              /* err_insn is where the flow went on
+				       * after the instruction listed before
+				       * the error, not listed itself */
 
 	struct ptd_event fifo[FIFO_SIZE];
 	unsigned head, tail;
@@ -441,6 +449,7 @@ static void drop_splice(struct ipt_backend *b)
 		b->dec = b->qdec;
 		b->qdec = NULL;
 	}
+	b->drop_ip = 0;
 	free(b->splice.buf);
 	memset(&b->splice, 0, sizeof(b->splice));
 }
@@ -622,6 +631,9 @@ static int error_event(struct ipt_backend *b, int pterr, uint64_t ip)
 	char *m;
 
 	b->err_ev = NULL;
+	b->err_insn = 0;
+	b->err_went_on = 0;
+	b->err_code = pterr;
 	if (pterr == -pte_nomap && b->mem_failed && gap_event(b))
 		return 0;
 	if (pterr == -pte_bad_opc && skip_newer(b, newer, sizeof(newer)))
@@ -797,7 +809,9 @@ uint8_t intelpt_map_mode(int m)
 /* After an error (b->err_ev): decoding goes on at the next PSB, or with
  * --resync-on-error at the next IP packet (intelpt_resync.h) in a splice
  * decoded by a decoder of its own; the error event's addr then holds
- * that packet's trace offset. */
+ * that packet's trace offset.  perf.data inputs (resync_as_perf) resume
+ * where perf's decoder does: past a bad packet in place, after a packet
+ * that did not match, at a full IP after code it could not read. */
 static void after_error(struct ipt_backend *b)
 {
 	const struct intelpt_queue *q = &b->queues[b->qi];
@@ -805,8 +819,9 @@ static void after_error(struct ipt_backend *b)
 	struct pt_insn_decoder *dec;
 	struct pt_config cfg;
 	const uint8_t *data;
-	uint64_t from, ovf_from, tsc = 0;
+	uint64_t from, ovf_from, tsc = 0, insn = 0;
 	uint32_t lmtc, lcyc;
+	int how = 0;
 
 	b->state = Q_SYNC;
 	if (!b->p.resync_on_error || queue_bytes(b, &data) < 0)
@@ -819,7 +834,16 @@ static void after_error(struct ipt_backend *b)
 		ovf_from = b->splice.at + 1;
 	if (pt_insn_time(b->dec, &tsc, &lmtc, &lcyc) < 0)
 		tsc = 0;
-	if (intelpt_resync_splice(&b->p, data, q->size, from, ovf_from, tsc, &sp) <= 0)
+	if (b->p.resync_as_perf) {
+		insn = b->err_insn;
+		how = RESYNC_BAD_PACKETS |
+		      (b->err_code == -pte_bad_query ? RESYNC_READ : 0) |
+		      (b->err_code == -pte_bad_packet ? RESYNC_FAILED_AT_BAD : 0) |
+		      (b->err_code == -pte_nomap || b->err_code == -pte_bad_insn ?
+		       RESYNC_NO_LAST_IP : 0);
+	}
+	if (intelpt_resync_splice(&b->p, data, q->size, from, ovf_from, tsc,
+				  insn, how, &sp) <= 0)
 		return;
 	intelpt_config(&b->p, &cfg, sp.buf, sp.buf + sp.size);
 	dec = pt_insn_alloc_decoder(&cfg);
@@ -832,6 +856,7 @@ static void after_error(struct ipt_backend *b)
 	b->qdec = b->dec;
 	b->dec = dec;
 	b->splice = sp;
+	b->drop_ip = sp.in_place && !b->err_went_on ? sp.ip : 0;
 	if (b->err_ev) {
 		b->err_ev->flags |= PTD_EVF_RESYNCED;
 		if (b->err_ev->kind == PTD_EV_ERROR)
@@ -921,6 +946,9 @@ static int never_ending(struct ipt_backend *b, uint64_t ip, uint64_t off)
 	b->loop_insns = 0;
 	ev = push(b, PTD_EV_ERROR);
 	b->err_ev = ev;
+	b->err_insn = 0;
+	b->err_went_on = 0;
+	b->err_code = 0;
 	if (ev) {
 		ev->error = PTD_ERR_DECODE;
 		ev->ip = ip;
@@ -935,7 +963,18 @@ static int never_ending(struct ipt_backend *b, uint64_t ip, uint64_t off)
 /* Queues an instruction libipt decoded. */
 static void insn_event(struct ipt_backend *b, const struct pt_insn *insn)
 {
-	struct ptd_event *ev = push(b, PTD_EV_INSN);
+	struct ptd_event *ev;
+
+	if (b->drop_ip) {
+		uint64_t ip = b->drop_ip;
+
+		b->drop_ip = 0;
+		if (insn->ip == ip) {
+			b->last_ip = ip;
+			return;
+		}
+	}
+	ev = push(b, PTD_EV_INSN);
 
 	if (ev) {
 		ev->ip = insn->ip;
@@ -950,6 +989,21 @@ static void insn_event(struct ipt_backend *b, const struct pt_insn *insn)
 			ev->flags |= PTD_EVF_TRUNCATED;
 	}
 	b->last_ip = insn->ip;
+}
+
+/* After pt_insn_next failed with insn (listed) filled in: the IP the
+ * flow went on to when the instruction completed before the error (libipt
+ * 2.1 reports an error it deferred, such as a bad packet read ahead, only
+ * after the instruction that used the last TNT bit before it), else 0.
+ * The failed decoder is resynced or dropped next, so asking it once more
+ * for the instruction at its IP changes nothing that is used later. */
+static uint64_t went_on_to(struct ipt_backend *b, const struct pt_insn *insn)
+{
+	struct pt_insn next;
+
+	memset(&next, 0, sizeof(next));
+	(void)pt_insn_next(b->dec, &next, sizeof(next));
+	return next.ip != insn->ip ? next.ip : 0;
 }
 
 /* Advances the decoder by one step, queueing zero or more events. */
@@ -1037,15 +1091,35 @@ static int step(struct ipt_backend *b)
 		/* libipt fills in an instruction that executed before the
 		 * decoder failed or ran out of trace (its iclass is not
 		 * ptic_error then): it ran, as ptxed shows */
-		if (insn.iclass != ptic_error &&
-		    !(rc == -pte_eos && in_cut_splice(b)))
+		int listed = insn.iclass != ptic_error &&
+			     !(rc == -pte_eos && in_cut_splice(b));
+		/* resyncing as perf: the branch whose packet did not match
+		 * (or did not decode) is perf's after the error, if at all */
+		int defer = listed && b->p.resync_as_perf &&
+			    (rc == -pte_bad_query || rc == -pte_bad_packet);
+		/* ... unless it completed: perf lists it, then the error
+		 * where the flow went on */
+		uint64_t on = defer && rc == -pte_bad_packet ?
+			      went_on_to(b, &insn) : 0;
+
+		if (on)
+			defer = 0;
+		if (listed && !defer)
 			insn_event(b, &insn);
 		if (rc == -pte_eos) {
 			data_end(b);
 			return 0;
 		}
-		if (!error_event(b, rc, insn.ip ? insn.ip : b->last_ip))
+		if (!error_event(b, rc, on ? on : insn.ip ? insn.ip : b->last_ip)) {
+			b->err_insn = on ? on : listed ? insn.ip : 0;
+			b->err_went_on = on != 0;
 			after_error(b);
+			if (defer && b->qdec && b->splice.in_place)
+				b->drop_ip = 0;   /* the splice lists it */
+			else if (defer && rc != -pte_bad_query)
+				insn_event(b, &insn);
+			/* a mismatch: perf lists no branch there */
+		}
 		return 0;
 	}
 	b->status = rc;

@@ -42,6 +42,11 @@ struct intelpt_params {
 	/* after an error, decode on from the next IP packet rather than the
 	 * next PSB (intelpt_resync.h) */
 	int resync_on_error;
+	/* ... where perf's decoder does (perf.data inputs, whose oracle is
+	 * perf script): past a packet that does not decode in place, after
+	 * one that did not match, after code it could not read only at a
+	 * full IP (intelpt_resync.h's RESYNC_*) */
+	int resync_as_perf;
 	/* code in VMX non-root operation (PIP.NR=1) is the guest's: its
 	 * machines (NULL: none), and perf's --guest-code (the guest's code
 	 * is the hypervisor process's memory) where no machine is known */

@@ -14,6 +14,10 @@
 #define SCAN_MAX (16u << 20)
 #define SPLICE_MAX (1u << 20)
 
+/* The kind of resume point of a packet that does not decode: the flow
+ * goes on where it was, from the byte after it (not a packet type). */
+#define RESUME_IN_PLACE (-2)
+
 /* What the packets since the last PSB said, as far as a PSB+ carries it. */
 struct scan_state {
 	uint64_t last_ip;             /* 0 after a PSB, as for libipt */
@@ -81,7 +85,7 @@ static size_t write_header(const struct scan_state *st, int kind, uint64_t ip,
 		bad |= put(enc, (struct pt_packet){ .type = ppt_pip,
 					      .payload.pip = st->pip });
 	bad |= put(enc, (struct pt_packet){ .type = ppt_mode, .payload.mode = mode });
-	if (kind == ppt_tip)
+	if (kind == ppt_tip || kind == RESUME_IN_PLACE)
 		bad |= put(enc, (struct pt_packet){ .type = ppt_fup, .payload.ip = full });
 	bad |= put(enc, (struct pt_packet){ .type = ppt_psbend });
 	if (kind == ppt_tip_pge)
@@ -116,7 +120,8 @@ static int psb_fup(const struct intelpt_params *p, const uint8_t *data,
 
 int intelpt_resync_splice(const struct intelpt_params *p, const uint8_t *data,
 			  size_t size, uint64_t from, uint64_t ovf_from,
-			  uint64_t tsc, struct intelpt_splice *s)
+			  uint64_t tsc, uint64_t err_ip, int how,
+			  struct intelpt_splice *s)
 {
 	uint64_t psb, off = 0, ip = 0;
 	struct scan_state st;
@@ -142,8 +147,26 @@ int intelpt_resync_splice(const struct intelpt_params *p, const uint8_t *data,
 	while (rc >= 0 && !kind) {
 		pt_pkt_get_offset(dec, &off);
 		rc = pt_pkt_next(dec, &pk, sizeof(pk));
-		if (rc < 0)
-			break;
+		if (rc < 0) {
+			if (rc == -pte_eos)
+				break;
+			/* the packet the decoder failed at does not decode:
+			 * perf's decoder steps over its first byte and goes on
+			 * where the flow was (libipt 2.0 is at that packet;
+			 * 2.1 at the last one it read, before it) */
+			if (!(how & RESYNC_BAD_PACKETS))
+				break;
+			if (err_ip && (off == from ||
+				       ((how & RESYNC_FAILED_AT_BAD) && off > from))) {
+				kind = RESUME_IN_PLACE;
+				ip = err_ip;
+				break;
+			}
+			/* elsewhere perf's decoder steps over it too (one
+			 * resumed at before, one while it looks for an IP) */
+			rc = pt_pkt_sync_set(dec, off + 1);
+			continue;
+		}
 		switch (pk.type) {
 		case ppt_psb:
 			if (off >= from)
@@ -165,7 +188,12 @@ int intelpt_resync_splice(const struct intelpt_params *p, const uint8_t *data,
 			break;
 		case ppt_tip:
 		case ppt_tip_pge:
-			if (packet_ip(&st, &pk.payload.ip, &ip) && off >= from)
+			if (off >= from && (how & RESYNC_NO_LAST_IP) &&
+			    pk.payload.ip.ipc != pt_ipc_sext_48 &&
+			    pk.payload.ip.ipc != pt_ipc_full)
+				break;  /* no last IP to complete it from */
+			if (packet_ip(&st, &pk.payload.ip, &ip) &&
+			    off >= from + ((how & RESYNC_READ) ? 1 : 0))
 				kind = pk.type;
 			break;
 		case ppt_tip_pgd:
@@ -185,7 +213,9 @@ int intelpt_resync_splice(const struct intelpt_params *p, const uint8_t *data,
 	if (!nhdr)
 		return 0;
 	s->at = off;
-	s->copy_from = kind == ppt_ovf ? off : off + (uint64_t)rc;
+	s->copy_from = kind == ppt_ovf ? off :
+		       kind == RESUME_IN_PLACE ? off + 1 : off + (uint64_t)rc;
+	s->in_place = kind == RESUME_IN_PLACE;
 	s->end = intelpt_psb_after(data, size, s->copy_from);
 	if (s->end - s->copy_from > SPLICE_MAX) {
 		s->end = s->copy_from + SPLICE_MAX;

@@ -55,6 +55,10 @@ struct perfclock {
 	int in_psb;
 	int pgd_done;                  /* a FUP + TIP.PGD was an ASYNC's: the
 					* DISABLED after it is that one */
+	int bad_seen;                  /* stepped over a packet perf's decoder
+					* rejects, at trace byte bad_at: the
+					* decode error there follows */
+	uint64_t bad_at;
 	uint64_t last_ip;
 	uint32_t last_ipc;             /* its packet's IP compression */
 	/* perf's decoder resumed after an overflow at a PSB+'s FUP without
@@ -154,8 +158,13 @@ static unsigned ip_bytes(uint8_t b)
 	return n[b >> 5] < 0 ? 99 : (unsigned)n[b >> 5];
 }
 
+/* What parse() returns for bytes perf's packet decoder rejects (an IP
+ * packet with reserved IP compression, an unknown one-byte opcode): perf
+ * reports a bad packet and decodes on from the next byte, in sync. */
+#define BAD_PACKET (-2)
+
 /* The packet at b[0..len): its length, 0 when it does not fit (the
- * buffer ends), or -1 for one the clock does not follow. */
+ * buffer ends), BAD_PACKET, or -1 for one the clock does not follow. */
 static int parse(const uint8_t *b, size_t len, struct pkt *k)
 {
 	unsigned n;
@@ -225,6 +234,8 @@ static int parse(const uint8_t *b, size_t len, struct pkt *k)
 		k->payload = b[1];
 		return 2;
 	}
+	if ((b[0] & 0x1f) == 0x19)
+		return BAD_PACKET;
 	if ((b[0] & 3) == 3) {          /* CYC: 5 bits, then 7 per byte */
 		unsigned off = 1, shift = 5;
 		uint8_t more = b[0] & 4;
@@ -247,11 +258,11 @@ static int parse(const uint8_t *b, size_t len, struct pkt *k)
 	case 0x11: k->type = PK_PGE; break;
 	case 0x01: k->type = PK_PGD; break;
 	case 0x1d: k->type = PK_FUP; break;
-	default: k->type = PK_OTHER; return -1;
+	default: return BAD_PACKET;
 	}
 	n = ip_bytes(b[0]);
 	if (n > 8)
-		return -1;
+		return BAD_PACKET;
 	if (len < 1 + n)
 		return 0;
 	k->count = b[0] >> 5;
@@ -479,6 +490,18 @@ static enum pk step(struct perfclock *c)
 	do {
 		at = c->at;
 		n = next_pkt(c, &c->at, &k, 0);
+		if (n == BAD_PACKET && !c->bad_seen) {
+			/* intel_pt_bad_packet(): one byte on, no TMA; the
+			 * error returned updates the sample time */
+			c->bad_seen = 1;
+			c->bad_at = byte_at(c, at);
+			skip(c, &c->at, 1);
+			c->have_tma = 0;
+			c->last_type = PK_OTHER;
+			update(c);
+			k.type = PK_PAD;
+			continue;
+		}
 		if (n < 0)
 			note_why(c, "a packet the clock does not follow", at);
 		else if (!n && at.pi < c->npieces)
@@ -924,6 +947,39 @@ static uint64_t estimate(const struct perfclock *c)
 			    c->sample_insn_cnt << 1);
 }
 
+/* A decode error: followed only for a bad packet the decoder stepped
+ * over where the flow was, as perf's decoder does.  libipt 2.0 reports
+ * it when the flow needs the packet; 2.1 right after the instruction
+ * that used the last flow packet before it, with the IP the flow went on
+ * to: perf reads on to the bad packet first (through a PSB+ whose FUP is
+ * that IP, a state of its own).  0, STATE or -1. */
+static int on_bad_packet(struct perfclock *c, const struct ptd_event *ev)
+{
+	if (!(ev->flags & PTD_EVF_RESYNCED))
+		return -1;
+	while (!c->bad_seen) {
+		int rc;
+
+		if (c->psb_wait) {
+			if (ev->ip != c->psb_ip)
+				return -1;
+			c->psb_wait = 0;
+			return psb_end(c) ? -1 : STATE;
+		}
+		if (c->pend)
+			return -1;
+		rc = fetch(c);
+		if (rc == STATE)
+			return STATE;
+		if (rc)
+			return -1;
+	}
+	if (ev->addr != c->bad_at)
+		return -1;
+	c->bad_seen = 0;
+	return 0;
+}
+
 /* 0: ev is timed (c->sample); 1: also keyed by *key; STATE; NO_KEY;
  * -1. */
 static int on_event(struct perfclock *c, const struct ptd_event *ev,
@@ -931,6 +987,8 @@ static int on_event(struct perfclock *c, const struct ptd_event *ev,
 {
 	int rc;
 
+	if (ev->kind == PTD_EV_ERROR)
+		return on_bad_packet(c, ev);
 	if (c->psb_wait && (ev->kind == PTD_EV_DISABLED || ev->kind == PTD_EV_ASYNC))
 		return stop_at_psb(c, ev);
 	if (c->psb_wait && ev->kind != PTD_EV_INSN && ev->kind != PTD_EV_PAGING &&

@@ -72,8 +72,9 @@ struct perfclock_at {
  * PSB or its first PSB+ no PSBEND, at a packet it does not follow (OVF,
  * TraceStop, and those whose flow it does not model: PTWRITE, power
  * events, block items, ...), where an AUXTRACE buffer does not
- * continue the one before or ends inside a packet, at a decode error or
- * overflow event, at a gap event with flow packets after it (not at a
+ * continue the one before or ends inside a packet, at a decode error
+ * (but for a bad packet the decoder resumed past in place, which perf's
+ * decoder steps over as this clock does) or overflow event, at a gap event with flow packets after it (not at a
  * queue's end), and where the decoder's events need a packet the trace
  * does not hold next (a decoder that resynchronized elsewhere than
  * perf). */

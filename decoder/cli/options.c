@@ -15,7 +15,7 @@
 enum {
 	O_INSN = 256, O_BRANCHES, O_CALLS, O_STATS, O_FORMAT, O_PT, O_RAW,
 	O_ELF, O_PAGES, O_CPU, O_SYSROOT, O_SEARCH, O_VMLINUX, O_KALLSYMS,
-	O_CPUF, O_PID, O_TID, O_TIME, O_MAXI, O_NOVER, O_RESYNC, O_GUESTCODE, O_PERQ, O_NOSYM, O_NODIS,
+	O_CPUF, O_PID, O_TID, O_TIME, O_MAXI, O_NOVER, O_RESYNC, O_RESYNC_PSB, O_GUESTCODE, O_PERQ, O_NOSYM, O_NODIS,
 	O_ATT, O_VERSION, O_DECODER, O_SRC, O_COVERAGE, O_BCACHE, O_WTHREAD,
 	O_PERFETTO, O_SAMPLES, O_CHECKCC,
 	O_FILTER,   /* + 3 * n + (0 cfg, 1 a, 2 b): --filter:addrN_* */
@@ -53,6 +53,7 @@ static const struct option long_opts[] = {
 	{ "max-insns", required_argument, 0, O_MAXI },
 	{ "no-versioning", no_argument, 0, O_NOVER },
 	{ "resync-on-error", no_argument, 0, O_RESYNC },
+	{ "resync-at-psb", no_argument, 0, O_RESYNC_PSB },
 	{ "guest-code", no_argument, 0, O_GUESTCODE },
 	{ "per-queue", no_argument, 0, O_PERQ },
 	{ "no-sym", no_argument, 0, O_NOSYM },
@@ -137,7 +138,11 @@ static void usage(FILE *f)
 "  --block-cache SIZE   decoded blocks kept per thread (default 256M);\n"
 "                       a full cache is emptied and rebuilt\n"
 "  --resync-on-error    Intel PT: after a decode error, decode on from\n"
-"                       the next TIP, TIP.PGE or OVF, not the next PSB\n"
+"                       the next TIP, TIP.PGE or OVF (or past a bad\n"
+"                       packet), not the next PSB, as perf does (the\n"
+"                       default for perf.data and capture directories)\n"
+"  --resync-at-psb      Intel PT: after a decode error, decode on from\n"
+"                       the next PSB, as libipt does (raw traces' default)\n"
 "  --guest-code         Intel PT: guest code (PIP.NR=1) without guest\n"
 "                       sideband is the hypervisor process's memory\n"
 "  --per-queue          several CPUs' queues: one queue after another\n"
@@ -304,6 +309,11 @@ static int parse_decoding(struct cli_opts *o, int c, const char *arg)
 		return 0;
 	case O_RESYNC:
 		o->open.flags |= PTD_OPEN_RESYNC_ON_ERROR;
+		o->open.flags &= ~PTD_OPEN_RESYNC_AT_PSB;
+		return 0;
+	case O_RESYNC_PSB:
+		o->open.flags |= PTD_OPEN_RESYNC_AT_PSB;
+		o->open.flags &= ~PTD_OPEN_RESYNC_ON_ERROR;
 		return 0;
 	case O_GUESTCODE:
 		o->open.flags |= PTD_OPEN_GUEST_CODE;
@@ -419,7 +429,7 @@ static int parse_one(struct cli_opts *o, int c, char *arg)
 	case O_CPUF: case O_PID: case O_TID: case O_TIME:
 		return parse_input(o, c, arg) ? 2 : -1;
 	case O_DECODER: case 'j': case O_BCACHE: case O_MAXI: case O_NOVER:
-	case O_RESYNC: case O_GUESTCODE: case O_PERQ:
+	case O_RESYNC: case O_RESYNC_PSB: case O_GUESTCODE: case O_PERQ:
 		return parse_decoding(o, c, arg) ? 2 : -1;
 	default:
 		if (c >= O_FILTER && c < O_FILTER + 12)
@@ -481,6 +491,8 @@ int cli_parse(int argc, char **argv, struct cli_opts *o)
 
 	memset(o, 0, sizeof(*o));
 	o->open.sz = sizeof(o->open);
+	/* perf.data decodes to what perf script prints, errors included */
+	o->open.flags |= PTD_OPEN_RESYNC_PERF_DATA;
 	o->view.kind = VIEW_INSN;
 	o->view.show_sym = o->view.show_disasm = 1;
 	while ((c = getopt_long(argc, argv, "o:tqhj:", long_opts, NULL)) != -1)

@@ -495,11 +495,15 @@ def pieces_of_truth(out, truth):
 def t_resync():
     """--resync-on-error on a TIP damaged to point outside the code, in
     perf.data and raw, with both decoders, against ptsynth's ground truth:
-    without it decoding resumes at the next PSB; with it at the next TIP,
+    with --resync-at-psb (a raw trace's default) decoding resumes at the
+    next PSB; raw with --resync-on-error at the next TIP,
     losing only the ground truth's instructions up to that TIP's target.
     With return compression the returns whose calls came before the
     resume point cannot be decoded (each one an error of its own, and a
-    resync), and every stretch decoded is still the ground truth's."""
+    resync), and every stretch decoded is still the ground truth's.
+    perf.data by default (--resync-on-error) resumes where perf's decoder
+    does (after code it cannot read, at a full IP only: here the next
+    PSB): the instructions are perf script's, at -j1 and -j2."""
     for name, opts in (('noretcomp', ['--noretcomp']), ('retcomp', [])):
         d = synth('resync_' + name, opts)
         truth = [int(l, 16) for l in read(os.path.join(d, 'expected.insn')).split()]
@@ -507,13 +511,37 @@ def t_resync():
         raw = damage_tip(os.path.join(d, 'perf.data'), perf)
         inputs = (('perf.data', [perf]),
                   ('raw', ['--pt', raw, '--elf', ELF, '--cpu', '6/158/10']))
+        theirs = None
+        if shutil.which('perf'):
+            p = subprocess.run(['perf', 'script', '-i', perf, '--itrace=i0ns', '-F', 'ip'],
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                               env=dict(os.environ, HOME=work))
+            theirs = [int(l, 16) for l in p.stdout.decode().split()]
         for kind, args in inputs:
             for dec in ('libipt', 'fast'):
                 base = [PTDECODE, '-q', '--decoder=' + dec, '--insn', '--no-sym',
                         '--no-disasm', '--stats'] + args
-                _, plain, _ = run(base)
-                _, res, _ = run(base + ['--resync-on-error'])
                 what = '%s %s %s' % (name, kind, dec)
+                _, plain, _ = run(base + ['--resync-at-psb'])
+                _, res, _ = run(base + ['--resync-on-error'])
+                _, dflt, _ = run(base)
+                check(dflt == (res if kind == 'perf.data' else plain),
+                      what + ': the default is --resync-on-error for perf.data, '
+                      '--resync-at-psb for raw')
+                if kind == 'perf.data':
+                    for j in ('1', '2'):
+                        _, out, _ = run(base + ['-j', j])
+                        ours = [int(l.split()[0], 16) for l in insns(out)]
+                        if theirs is None:
+                            print('%s: perf is not installed: not compared' % what)
+                            break
+                        check(ours == theirs, '%s -j%s: %d instructions, perf script '
+                              '%d, equal: %s' % (what, j, len(ours), len(theirs),
+                                                 ours == theirs))
+                        print('%s -j%s: %d instructions = perf script\'s: %s'
+                              % (what, j, len(ours), ours == theirs))
+                    check(stat(res, 'errors') == 1, what + ': one error')
+                    continue
                 lost_plain = pieces_of_truth(plain, truth)
                 lost = pieces_of_truth(res, truth)
                 nerr = stat(res, 'errors')
@@ -535,7 +563,7 @@ def t_resync():
         # no damage: the option changes nothing
         for dec in ('libipt', 'fast'):
             base = [PTDECODE, '-q', '--decoder=' + dec, '--insn', os.path.join(d, 'perf.data')]
-            _, a, _ = run(base)
+            _, a, _ = run(base + ['--resync-at-psb'])
             _, b, _ = run(base + ['--resync-on-error'])
             check(a == b and len(insns(a)) == len(truth),
                   '%s %s: without errors --resync-on-error changes nothing' % (name, dec))

@@ -10,15 +10,22 @@ NCPUS` recording of CMD:
     queues: 0, events: 0) and warns of none;
  2. a TIP with reserved IP compression in CPU 1's trace right after a
     PSB+ in its middle (clock_mutate.py badpkt: a decode error there, in
-    perf too), with both decoders at -j1 and -j2: --stats counts the
-    error and exactly one fallback queue, with at least as many fallback
-    events as ptdecode lists instructions on CPU 1 after its first error
-    line; one warning names CPU 1; CPU 0's instructions (address, thread,
-    time) are perf script's.  perf and the decoders recover from the
-    error differently (perf decodes on past the bad packet), so CPU 1's
-    instructions and the order across CPUs cannot be perf's: the lines
-    that differ are counted and printed, and the warning and the error
-    line report them;
+    perf too), with both decoders at -j1 and -j2:
+    a. as ptdecode decodes a perf.data by default (after an error on from
+       the next IP, past a bad packet where the flow was, as perf's
+       decoder does): each CPU's instruction addresses are perf
+       script's; --stats counts the errors and resyncs; an error line is
+       listed; where --stats counts no clock fallback (perf's clock
+       followed over the bad packet) every line (address, CPU, thread,
+       time) is perf script's, in perf's order, else one warning says
+       so (a later mismatch error the clock does not follow);
+    b. with --resync-at-psb (libipt's restart at the next PSB): --stats
+       counts the error and exactly one fallback queue, with at least as
+       many fallback events as ptdecode lists instructions on CPU 1 after
+       its first error line; one warning names CPU 1; CPU 0's
+       instructions (address, thread, time) are perf script's; CPU 1
+       lacks those up to the next PSB (the lines that differ are counted
+       and printed);
  3. no fallback where perf's decoder has none: CPU 1's first PSB padded
     out (clock_mutate.py nopsb: its queue begins with a PSB+'s body
     without the PSB; perf walks to the next PSB through those packets,
@@ -66,9 +73,9 @@ def perf_insns(cap):
             for p in (l.split() for l in out.splitlines()) if len(p) == 4]
 
 
-def ours(ptdecode, cap, dec, j):
+def ours(ptdecode, cap, dec, j, opts=()):
     r = run([ptdecode, '--decoder=' + dec, '-j', j, '--stats', '-t', '--no-sym',
-             '--insn', '--no-disasm', cap])
+             '--insn', '--no-disasm'] + list(opts) + [cap])
     seq, err = [], None
     for line in r.stdout.splitlines():
         p = line.split()   # IP [CPU] PID/TID TIME
@@ -131,6 +138,30 @@ def main():
         for j in ('1', '2'):
             what = '--decoder=%s -j%s' % (dec, j)
             seq, st, warns, err = ours(ptdecode, bad, dec, j)
+            fb = st.get('clock fallback queues')
+            flows = all([e[0] for e in seq if e[1] == c] == [e[0] for e in theirs if e[1] == c]
+                        for c in cpus)
+            same = sum(1 for x, y in zip(seq, theirs) if x == y)
+            k = next((i for i, (x, y) in enumerate(zip(seq, theirs)) if x != y),
+                     min(len(seq), len(theirs)))
+            # every CPU's instructions are perf's; all lines (thread,
+            # time, order) too where perf's clock could be followed
+            if not flows or (fb == '0' and seq != theirs) or err is None or \
+                    int(st.get('errors', 0)) < 1 or \
+                    int(st.get('resyncs after errors', 0)) < 1 or \
+                    (fb == '0') != (not warns):
+                fail('%s: %d lines, perf script %d, %d equal, first difference at %d; '
+                     'addresses per CPU equal: %s; error line %s, errors %s, resyncs '
+                     '%s, clock fallback queues %s, warnings %s'
+                     % (what, len(seq), len(theirs), same, k, flows, err,
+                        st.get('errors'), st.get('resyncs after errors'), fb, warns))
+            else:
+                print('OK %s: %d lines, perf script %d: every CPU\'s addresses perf\'s, '
+                      '%d lines equal (error line at %d, %s resync(s)), clock fallback '
+                      'queues %s' % (what, len(seq), len(theirs), same, err,
+                                     st.get('resyncs after errors'), fb))
+            what += ' --resync-at-psb'
+            seq, st, warns, err = ours(ptdecode, bad, dec, j, ['--resync-at-psb'])
             q = int(st.get('clock fallback queues', -1))
             n = int(st.get('clock fallback events', -1))
             after = sum(1 for e in seq[err or 0:] if e[1] == 1)
