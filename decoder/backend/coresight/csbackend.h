@@ -20,7 +20,7 @@
 
 /* Instruction events (not A64 ranges) per run of blocks. */
 #define CS_EV_SLOTS 256
-#define CS_NACC_SLOTS 1024
+#define CS_NACC_SLOTS 4096
 
 /* A queue: one decode tree over its chunks. */
 struct csq {

@@ -45,30 +45,34 @@ static uint8_t last_class(const struct cs_elem *e)
 	return PTD_IC_OTHER;
 }
 
-static void ev_init(struct cs_backend *cb, struct ptd_event *ev,
-		    const struct cs_elem *e, int kind)
+/* The cpu of trace ID id of queue qi (one lookup per change of source). */
+static __attribute__((noinline)) void ev_cpu(struct cs_backend *cb, size_t qi,
+					     uint8_t id)
+{
+	const struct csq *q = &cb->q[qi];
+
+	cb->cpu = q->cpu;
+	for (size_t i = 0; i < q->nsrcs; i++)
+		if (q->srcs[i].trace_id == id && q->srcs[i].cpu >= 0)
+			cb->cpu = q->srcs[i].cpu;
+	cb->cpu_q = qi;
+	cb->cpu_id = id;
+}
+
+/* (inlined: one per event) */
+static inline __attribute__((always_inline)) void
+ev_init(struct cs_backend *cb, struct ptd_event *ev, const struct cs_elem *e,
+	int kind)
 {
 	size_t qi = cb->cur < cb->nq ? cb->cur : cb->nq - 1;
 
-	memset(ev, 0, sizeof(*ev));
-	ev->kind = (uint16_t)kind;
-	if (qi != cb->cpu_q || e->trace_id != cb->cpu_id) {
-		const struct csq *q = &cb->q[qi];
-
-		cb->cpu = q->cpu;
-		for (size_t i = 0; i < q->nsrcs; i++)
-			if (q->srcs[i].trace_id == e->trace_id &&
-			    q->srcs[i].cpu >= 0)
-				cb->cpu = q->srcs[i].cpu;
-		cb->cpu_q = qi;
-		cb->cpu_id = e->trace_id;
-	}
-	ev->cpu = cb->cpu;
-	ev->pid = -1;
-	ev->tid = cb->have_ctx ? (int32_t)cb->ctxid : -1;
-	ev->queue = (uint32_t)qi;
-	ev->offset = e->index;
-	ev->tsc = cb->keys ? cb->key : cb->tsc;
+	if (__builtin_expect(qi != cb->cpu_q || e->trace_id != cb->cpu_id, 0))
+		ev_cpu(cb, qi, e->trace_id);
+	*ev = (struct ptd_event){ .kind = (uint16_t)kind, .cpu = cb->cpu,
+				  .pid = -1,
+				  .tid = cb->have_ctx ? (int32_t)cb->ctxid : -1,
+				  .queue = (uint32_t)qi, .offset = e->index,
+				  .tsc = cb->keys ? cb->key : cb->tsc };
 }
 
 /* The error after the last instruction of a range whose lengths do not
@@ -173,7 +177,7 @@ static void error_event(struct cs_backend *cb, const struct cs_elem *e,
  * hold these by the million, so without printf, and kept by address. */
 static const char *nacc_message(struct cs_backend *cb, uint64_t addr)
 {
-	size_t slot = (size_t)((addr * 0x9e3779b97f4a7c15ull) >> 54) % CS_NACC_SLOTS;
+	size_t slot = (size_t)((addr * 0x9e3779b97f4a7c15ull) >> 52) % CS_NACC_SLOTS;
 	char *buf = cb->nacc_msg[slot];
 	static const char pre[] = "no code bytes at ";
 	static const char post[] = " (not in any memory image): decoding "
@@ -228,8 +232,9 @@ static void gap_event(struct cs_backend *cb, const struct cs_elem *e,
 }
 
 /* Turns one element into an event; returns 1 if ev was filled. */
-static int elem_event(struct cs_backend *cb, const struct cs_elem *e,
-		      const char *text, struct ptd_event *ev)
+static inline __attribute__((always_inline)) int
+elem_event(struct cs_backend *cb, const struct cs_elem *e, const char *text,
+	   struct ptd_event *ev)
 {
 	switch (e->type) {
 	case OCSD_GEN_TRC_ELEM_INSTR_RANGE:
@@ -320,7 +325,8 @@ static int add_block(struct cs_backend *cb, const void *priv, uint32_t n,
 {
 	struct ptd_block *b;
 
-	if (util_grow((void **)&cb->blk, &cb->blk_cap, cb->blk_n + 1,
+	if (cb->blk_n == cb->blk_cap &&
+	    util_grow((void **)&cb->blk, &cb->blk_cap, cb->blk_n + 1,
 		      sizeof(*cb->blk)))
 		return PTD_ERR_NOMEM;
 	b = &cb->blk[cb->blk_n++];

@@ -52,6 +52,9 @@ struct csf_src {
 	uint64_t addr, last_index;
 	struct csf_blk **hint;     /* where the block at addr may be */
 	uint64_t hint_gen;
+	/* the hot path of pkt_in may take its next packet: the walk runs
+	 * with the scan, both decode, no exception is being scanned */
+	int direct_ok;
 	struct csf_se *se;         /* ring: se[(tail + i) & mask], oldest first */
 	size_t tail, n, cap;
 };
@@ -244,8 +247,8 @@ direct:
 }
 
 /* Decodes the block at ip for the current chunk; NULL out of memory. */
-static struct csf_blk *build(struct csfast *f, const struct csf_src *s,
-			     uint64_t ip)
+static __attribute__((noinline)) struct csf_blk *
+build(struct csfast *f, const struct csf_src *s, uint64_t ip)
 {
 	struct cs_dec *d = f->d;
 	struct csf_blk *b;
@@ -303,8 +306,8 @@ static struct csf_blk *build(struct csfast *f, const struct csf_src *s,
 	return b;
 }
 
-static struct csf_blk *lookup(struct csfast *f, const struct csf_src *s,
-			      uint64_t ip)
+static inline __attribute__((always_inline)) struct csf_blk *
+lookup(struct csfast *f, const struct csf_src *s, uint64_t ip)
 {
 	const struct cs_dec *d = f->d;
 
@@ -321,29 +324,36 @@ static struct csf_blk *lookup(struct csfast *f, const struct csf_src *s,
 
 /* ---- elements ----------------------------------------------------------- */
 
-static struct cs_elem *elem(struct csf_src *s, uint16_t type, uint64_t index)
+/* Room for one more element; -1 out of memory. */
+static __attribute__((noinline)) int elem_grow(struct cs_dec *d)
+{
+	if (util_grow((void **)&d->el, &d->el_cap, d->el_n + 1,
+		      sizeof(*d->el))) {
+		d->nomem = 1;
+		return -1;
+	}
+	return 0;
+}
+
+/* (inlined: the walk makes an element or two per atom) */
+static inline __attribute__((always_inline)) struct cs_elem *
+elem(struct csf_src *s, uint16_t type, uint64_t index)
 {
 	struct cs_dec *d = s->f->d;
 	struct cs_elem *e;
 
-	if (d->el_n == d->el_cap &&
-	    util_grow((void **)&d->el, &d->el_cap, d->el_n + 1,
-		      sizeof(*d->el))) {
-		d->nomem = 1;
+	if (__builtin_expect(d->el_n == d->el_cap, 0) && elem_grow(d))
 		return NULL;
-	}
 	e = &d->el[d->el_n++];
-	memset(e, 0, sizeof(*e));
-	e->type = type;
-	e->trace_id = s->trace_id;
-	e->index = index;
-	e->pid = d->pid;
-	e->time = d->time;
+	*e = (struct cs_elem){ .type = type, .trace_id = s->trace_id,
+			       .index = index, .pid = d->pid,
+			       .time = d->time };
 	return e;
 }
 
-static void range_elem(struct csf_src *s, uint64_t index, uint64_t st,
-		       uint64_t en, uint32_t n, const struct csf_blk *b)
+static inline __attribute__((always_inline)) void
+range_elem(struct csf_src *s, uint64_t index, uint64_t st, uint64_t en,
+	   uint32_t n, const struct csf_blk *b)
 {
 	struct cs_elem *e = elem(s, OCSD_GEN_TRC_ELEM_INSTR_RANGE, index);
 
@@ -358,7 +368,8 @@ static void range_elem(struct csf_src *s, uint64_t index, uint64_t st,
 	e->cond = b->cond;
 }
 
-static void nacc_elem(struct csf_src *s, uint64_t index, uint64_t addr)
+static inline __attribute__((always_inline)) void
+nacc_elem(struct csf_src *s, uint64_t index, uint64_t addr)
 {
 	struct cs_elem *e = elem(s, OCSD_GEN_TRC_ELEM_ADDR_NACC, index);
 
@@ -384,7 +395,8 @@ static void ctxt_elem(struct csf_src *s, const struct csf_se *c,
 /* ---- the walk ----------------------------------------------------------- */
 
 /* The block at s->addr, through the hint the last block left. */
-static struct csf_blk *next_block(struct csf_src *s)
+static inline __attribute__((always_inline)) struct csf_blk *
+next_block(struct csf_src *s)
 {
 	struct csfast *f = s->f;
 	const struct cs_dec *d = f->d;
@@ -402,7 +414,8 @@ static struct csf_blk *next_block(struct csf_src *s)
 	return b;
 }
 
-static void atom(struct csf_src *s, int taken, uint64_t index)
+static inline __attribute__((always_inline)) void
+atom(struct csf_src *s, int taken, uint64_t index)
 {
 	struct csf_blk *b = next_block(s);
 
@@ -668,11 +681,61 @@ static void push_ctxt(struct csf_src *s, const struct csf_pkt *p)
 	e->vmid = p->aux2;
 }
 
+/* An atom packet of a synchronised source: num atoms, the oldest in bit 0
+ * of bits. */
+static void atoms_in(struct csf_src *s, uint32_t bits, uint32_t num,
+		     uint64_t index)
+{
+	struct csf_se *e;
+
+	if (!s->max_spec && !s->spec && !s->pending_addr) {
+		/* no P0 element waits (none may): what commit would do with
+		 * the atoms pushed, without pushing them */
+		if (s->n)
+			commit(s, num);
+		/* only committing an address or context clears these */
+		for (; num && !s->need_ctxt && !s->need_addr; num--, bits >>= 1)
+			atom(s, bits & 1, index);
+		return;
+	}
+	e = se_push(s, SE_ATOM, index);
+	if (e) {
+		e->bits = bits;
+		e->natoms = (uint8_t)num;
+		s->spec += num;
+	}
+	if (s->spec > s->max_spec)
+		commit(s, s->spec - s->max_spec);
+}
+
+/* An address packet of a synchronised source. */
+static void addr_in(struct csf_src *s, uint64_t val, uint64_t index)
+{
+	struct csf_se *e;
+
+	if (!s->n && !s->pending_addr) {
+		/* nothing before it on the stack, nothing after it that it
+		 * could follow: what committing it would do, now */
+		s->addr = val;
+		s->need_addr = 0;
+		return;
+	}
+	e = se_push(s, SE_ADDR, index);
+	if (e)
+		e->val = val;
+	if (s->pending_addr) {
+		s->spec++;
+		s->pending_addr = 0;
+	}
+	if (s->spec > s->max_spec)
+		commit(s, s->spec - s->max_spec);
+}
+
 /* One packet of a synchronised source (OpenCSD's decodePacket). */
 static void decode(struct csf_src *s, const struct csf_pkt *p)
 {
 	struct csf_se *e;
-	int t = p->type, is_addr = 0;
+	int t = p->type;
 	uint64_t index = p->index;
 
 	switch (t) {
@@ -680,35 +743,14 @@ static void decode(struct csf_src *s, const struct csf_pkt *p)
 		se_push(s, SE_TRC_ON, index);
 		break;
 	CASE_ATOMS:
-		if (!s->max_spec && !s->spec && !s->pending_addr) {
-			/* no P0 element waits (none may): what commit would
-			 * do with the atoms pushed, without pushing them */
-			uint32_t bits = (uint32_t)p->val;
-
-			if (s->n)
-				commit(s, (uint32_t)p->aux);
-			/* only committing an address or context clears these */
-			for (uint32_t k = 0; k < p->aux && !s->need_ctxt &&
-			     !s->need_addr; k++, bits >>= 1)
-				atom(s, bits & 1, index);
-			break;
-		}
-		e = se_push(s, SE_ATOM, index);
-		if (e) {
-			e->bits = (uint32_t)p->val;
-			e->natoms = (uint8_t)p->aux;
-			s->spec += p->aux;
-		}
-		break;
+		atoms_in(s, (uint32_t)p->val, p->aux, index);
+		return;
 	case ETM4_PKT_I_CTXT:
 		push_ctxt(s, p);
 		break;
 	CASE_ADDRS:
-		e = se_push(s, SE_ADDR, index);
-		if (e)
-			e->val = p->val;
-		is_addr = 1;
-		break;
+		addr_in(s, p->val, index);
+		return;
 	case ETM4_PKT_I_EXCEPT:
 		e = se_push(s, SE_EXCEP, index);
 		if (e) {
@@ -728,10 +770,6 @@ static void decode(struct csf_src *s, const struct csf_pkt *p)
 	default:        /* ASYNC, IGNORE, TRACE_INFO, cycle counts and
 			 * events (no element of the walk's): nothing */
 		break;
-	}
-	if (is_addr && s->pending_addr) {
-		s->spec++;
-		s->pending_addr = 0;
 	}
 	if (s->spec > s->max_spec)
 		commit(s, s->spec - s->max_spec);
@@ -843,6 +881,7 @@ static void src_reset(struct csf_src *s)
 {
 	s->sstate = s->state = ST_NO_SYNC;
 	s->s_ctx = s->s_exc = 0;
+	s->direct_ok = 0;
 	s->need_ctxt = s->need_addr = 1;
 	s->pending_addr = 0;
 	s->spec = 0;
@@ -959,19 +998,20 @@ static void replay(struct csfast *f, const struct csf_pkt *r)
 	}
 }
 
-static ocsd_datapath_resp_t pkt_in(const void *ctx, const ocsd_datapath_op_t op,
-				   const ocsd_trc_index_t index,
-				   const void *pkt)
+/* Every packet but the hot path's (pkt_in): the scan's check, then the
+ * walk's record. */
+static __attribute__((noinline)) ocsd_datapath_resp_t
+pkt_slow(struct csf_src *s, ocsd_datapath_op_t op, uint64_t index,
+	 const ocsd_etmv4_i_pkt *p)
 {
-	struct csf_src *s = (struct csf_src *)ctx;
 	struct csfast *f = s->f;
 	struct csf_pkt r;
 
 	switch (op) {
 	case OCSD_OP_DATA:
 		if (f->scanning)
-			scan_packet(s, pkt);
-		take_packet(f, s, pkt, index);
+			scan_packet(s, p);
+		take_packet(f, s, p, index);
 		break;
 	case OCSD_OP_EOT:
 		if (f->scanning && s->s_exc)
@@ -988,7 +1028,45 @@ static ocsd_datapath_resp_t pkt_in(const void *ctx, const ocsd_datapath_op_t op,
 	default:
 		break;
 	}
+	/* what lets the next packets of s take the hot path */
+	s->direct_ok = f->direct && !f->failed && s->sstate == ST_DECODE &&
+		       s->state == ST_DECODE && !s->s_exc;
 	return f->d->nomem ? OCSD_RESP_FATAL_SYS_ERR : OCSD_RESP_CONT;
+}
+
+/* The hot path: the atoms and addresses of a synchronised source when the
+ * walk runs with the scan (s->direct_ok), scanned and walked in one go
+ * (what scan_packet and take_packet would do with them). */
+static ocsd_datapath_resp_t pkt_in(const void *ctx, const ocsd_datapath_op_t op,
+				   const ocsd_trc_index_t index,
+				   const void *pkt)
+{
+	struct csf_src *s = (struct csf_src *)ctx;
+	const ocsd_etmv4_i_pkt *p = pkt;
+
+	if (__builtin_expect(s->direct_ok && op == OCSD_OP_DATA, 1)) {
+		switch (p->type) {
+		CASE_ATOMS:
+			s->last_index = index;
+			atoms_in(s, p->atom.En_bits, p->atom.num, index);
+			return s->f->d->nomem ? OCSD_RESP_FATAL_SYS_ERR
+					      : OCSD_RESP_CONT;
+		CASE_ADDRS:
+			if (p->v_addr.val >= ~(ocsd_vaddr_t)0 - 0xfff ||
+			    p->v_addr_ISA) {
+				s->f->failed = 1;
+				s->direct_ok = 0;
+				return OCSD_RESP_CONT;
+			}
+			s->last_index = index;
+			addr_in(s, p->v_addr.val, index);
+			return s->f->d->nomem ? OCSD_RESP_FATAL_SYS_ERR
+					      : OCSD_RESP_CONT;
+		default:
+			break;
+		}
+	}
+	return pkt_slow(s, op, index, p);
 }
 
 /* ---- trees and units ---------------------------------------------------- */
