@@ -394,38 +394,30 @@ static void part_time(struct part *p, uint64_t t)
 	p->time_last = t;
 }
 
-/* What summarize keeps of a block record (priv, ninsn) it saw: records
- * repeat few blocks (loops), and each adds its code once to a part. */
-struct bseen {
-	const void *priv;
-	uint32_t ninsn;
-	uint32_t gen;              /* the part it was last added to */
-	uint32_t dec;              /* the decode it is of (blocks go between
-				    * decodes) */
-	uint8_t plain;             /* ends in no call, return or far branch
-				    * and may not be interrupted there */
-	uint8_t last_iclass;
-	uint64_t ip, last_ip, end;
-};
-
-#define BSEEN_BITS 11
-
-static size_t bseen_slot(const void *priv, uint32_t ninsn)
+/* The part's bounds and code get the code [ip, end). */
+static void add_code(struct part *p, uint64_t ip, uint64_t end)
 {
-	return (size_t)((((uintptr_t)priv >> 6) ^ ninsn) * 0x9e3779b97f4a7c15ull >>
-			(64 - BSEEN_BITS));
+	uint64_t l;
+
+	if (ip < p->minip)
+		p->minip = ip;
+	if (end > p->maxend)
+		p->maxend = end;
+	for (l = ip >> 6; l <= (end - 1) >> 6; l++)
+		set_code(&p->code, l);
 }
 
 /* Summarizing one segment: what add_insn/add_stop would see of its
- * instructions and stops, thread by thread, a block at a time. */
+ * instructions and stops, thread by thread, a block at a time.  A block
+ * adds its code to a part once: its mark (fastpt_blk_mark) is the part's
+ * generation once it has (each switch of part starts a new one). */
 struct sumstate {
 	struct fastpt_reader *rd;
 	struct segres *res;
 	struct imgstore *st;
-	struct bseen *seen;
 	struct part *p;
 	int32_t last, ctid, cpid;
-	uint32_t cctx, gen, dec;
+	uint32_t cctx, gen;
 	uint64_t ctime;
 };
 
@@ -436,7 +428,164 @@ static void sum_start(struct sumstate *ss, struct segres *res)
 	ss->last = ss->ctid = ss->cpid = -1;
 	ss->cctx = UINT32_MAX;
 	ss->ctime = 0;
-	ss->dec++;
+}
+
+/* What a block's last instruction does to the stack, by its class: a
+ * call (PEND_CALL), one that may be interrupted by a signal (PEND_ASYNC),
+ * a return (-1), none of these (0); EFF_FAR: a far call, which is a
+ * return when it is a signal trampoline's rt_sigreturn. */
+#define EFF_FAR 3
+static const int8_t eff_of[16] = {
+	[PTD_IC_OTHER] = PEND_ASYNC,
+	[PTD_IC_CALL] = PEND_CALL,
+	[PTD_IC_IND_CALL] = PEND_CALL,
+	[PTD_IC_RETURN] = -1,
+	[PTD_IC_FAR_CALL] = EFF_FAR,
+};
+
+static int stack_effect(const struct sumstate *ss, const struct part *p,
+			unsigned int ic, uint64_t last_ip)
+{
+	int eff = eff_of[ic & 15];
+
+	if (eff == EFF_FAR)
+		eff = tix_is_sigreturn(ss->st, p->pid, last_ip, ss->ctime) ?
+		      -1 : PEND_ASYNC;
+	return eff;
+}
+
+/* Records recs[i..n) of part p that are whole blocks, from record i on
+ * while they are (the bulk of a trace): the part's counts, depths and
+ * frames in locals, a pending call written straight into the frame slot
+ * above the top (room is kept for two: a signal delivery's) and pushed
+ * by moving the top; a block the part has that leaves the stack as it is
+ * only counted.  A change of context to another thread, a stop or a
+ * part of a block ends it.  Returns the index of the first record it
+ * leaves to summarize's general case, or (size_t)-1 out of memory.
+ * (Not inlined: the hot loop gets the registers to itself.) */
+static __attribute__((noinline)) size_t sum_blocks(struct sumstate *ss,
+	struct part *p, const struct ptd_block *recs, size_t i, size_t n)
+{
+	const uint32_t gen = ss->gen;
+	const size_t i0 = i;
+	uint32_t cctx = ss->cctx;
+	uint64_t ctime = ss->ctime;
+	struct tix_frame *fr;
+	size_t nfr = p->nfr, frcap;
+	uint64_t npos = p->npos;
+	uint32_t add = 0, ret_below = p->ret_below;
+	int32_t depth = p->depth, min_delta = p->min_delta;
+	int pend = p->pend;
+	uint64_t pend_end = 0;
+
+	if (grow(&p->fr, &p->frcap, nfr + 2, sizeof(*p->fr)))
+		return (size_t)-1;
+	fr = p->fr;
+	frcap = p->frcap;
+	if (pend) {
+		fr[nfr] = p->pending;
+		pend_end = p->pending.call_ip + p->pending.size;
+	}
+	if (p->pid < 0 && recs[i].ninsn == fastpt_blk_ninsn(recs[i].priv))
+		p->pid = ss->cpid;  /* the first record is the part's */
+	for (; i < n; i++) {
+		const struct ptd_block *rb = &recs[i];
+		const void *b = rb->priv;
+		uint64_t ip;
+		uint32_t *mark;
+		int eff;
+
+		if (!b || rb->ninsn != fastpt_blk_ninsn(b))
+			break;
+		if (rb->ctx != cctx) {
+			uint64_t t;
+			int32_t pid, tid;
+
+			fastpt_reader_ctx(ss->rd, rb->ctx, &t, &pid, &tid);
+			if (tid >= 0 && tid != p->tid)
+				break;
+			cctx = rb->ctx;
+			ctime = t;
+			ss->cctx = cctx;
+			ss->ctime = ctime;
+			ss->ctid = tid;
+			ss->cpid = pid;
+			if (p->pid < 0)
+				p->pid = pid;
+		}
+		mark = fastpt_blk_mark(b);
+		eff = eff_of[fastpt_blk_last_iclass(b) & 15];
+		if (!(eff | pend) && *mark == gen) {
+			add += rb->ninsn;
+			continue;
+		}
+		ip = fastpt_blk_ip(b);
+		if (pend) {
+			if (ip != pend_end) {
+				if (pend == PEND_ASYNC) {
+					fr[nfr + 1] = fr[nfr];
+					fr[nfr].kind = TIX_FRAME_SIG_INTERRUPTED;
+					fr[nfr + 1].kind = TIX_FRAME_SIG_TRAMP;
+					nfr++;
+					depth++;
+				}
+				nfr++;
+				depth++;
+				if (nfr + 2 > frcap) {
+					if (grow(&p->fr, &p->frcap, nfr + 2, sizeof(*fr))) {
+						i = (size_t)-1;
+						break;
+					}
+					fr = p->fr;
+					frcap = p->frcap;
+				}
+			}
+			pend = 0;
+		}
+		if (*mark != gen) {
+			*mark = gen;
+			add_code(p, ip, fastpt_blk_end(b));
+		}
+		if (eff == EFF_FAR)
+			eff = tix_is_sigreturn(ss->st, p->pid, fastpt_blk_last_ip(b),
+					       ctime) ? -1 : PEND_ASYNC;
+		if (eff > 0) {
+			uint64_t last = fastpt_blk_last_ip(b);
+
+			pend = eff;
+			pend_end = fastpt_blk_end(b);
+			fr[nfr].call_ip = last;
+			fr[nfr].size = (uint32_t)(pend_end - last);
+			fr[nfr].time = ctime;
+			fr[nfr].pos = npos + add + rb->ninsn - 1;
+			fr[nfr].kind = TIX_FRAME_CALL;
+		} else if (eff < 0) {
+			if (nfr)
+				nfr--;
+			else
+				ret_below++;
+			depth--;
+			if (depth < min_delta)
+				min_delta = depth;
+		}
+		add += rb->ninsn;
+	}
+	if (i == (size_t)-1) {
+		pend = 0;
+	} else if (i > i0) {
+		ss->last = p->tid;
+		p->time_last = ctime;
+	}
+	p->nfr = nfr;
+	p->npos = npos + add;
+	p->ninsn += add;
+	p->ret_below = ret_below;
+	p->depth = depth;
+	p->min_delta = min_delta;
+	p->pend = (uint8_t)pend;
+	if (pend)
+		p->pending = fr[nfr];
+	return i;
 }
 
 /* The next n records of the segment (fastpt_reader_decode_sink's sink).
@@ -446,27 +595,32 @@ static int summarize(void *arg, const struct ptd_block *recs, size_t n)
 	struct sumstate *ss = arg;
 	struct fastpt_reader *rd = ss->rd;
 	struct segres *res = ss->res;
-	struct bseen *seen = ss->seen;
 	struct part *p = ss->p;
-	int32_t last = ss->last, ctid = ss->ctid, cpid = ss->cpid;
-	uint32_t cctx = ss->cctx, gen = ss->gen, dec = ss->dec;
-	uint64_t ctime = ss->ctime;
-	int rc = -1;
 	size_t i;
 
 	if (res->fail)
 		return 0;
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n;) {
 		const struct ptd_block *rb = &recs[i];
 		const struct ptd_event *ev = NULL;
-		const struct bseen *bs;
-		struct bseen *e;
-		unsigned int ic;
+		struct fastpt_brief r;
 		int32_t tid, pid;
+		uint32_t *mark;
+		int eff;
 
+		if (p && p->ninsn && rb->priv && rb->ctx == ss->cctx &&
+		    (ss->ctid >= 0 ? ss->ctid : ss->last) == p->tid) {
+			size_t k = sum_blocks(ss, p, recs, i, n);
+
+			if (k == (size_t)-1)
+				return -1;
+			if (k > i) {
+				i = k;
+				continue;
+			}
+		}
+		i++;
 		if (!rb->priv) {
-			struct fastpt_brief r;
-
 			fastpt_reader_brief(rd, rb, &r);
 			ev = r.ev;
 			if (!is_stop_kind(ev->kind))
@@ -476,87 +630,63 @@ static int summarize(void *arg, const struct ptd_block *recs, size_t n)
 		} else {
 			if (!rb->ninsn)
 				continue;
-			if (rb->ctx != cctx) {
-				cctx = rb->ctx;
-				fastpt_reader_ctx(rd, cctx, &ctime, &cpid, &ctid);
+			if (rb->ctx != ss->cctx) {
+				ss->cctx = rb->ctx;
+				fastpt_reader_ctx(rd, ss->cctx, &ss->ctime, &ss->cpid,
+						  &ss->ctid);
 			}
-			tid = ctid;
-			pid = cpid;
+			tid = ss->ctid;
+			pid = ss->cpid;
 		}
 		if (tid < 0)
-			tid = last;
+			tid = ss->last;
 		if (tid < 0) {
 			res->fail = 1;   /* whose it is comes from before */
-			rc = 0;
-			goto out;
+			return 0;
 		}
-		last = tid;
+		ss->last = tid;
 		if (!p || p->tid != tid) {
 			p = part_of(res, tid, pid);
+			ss->p = p;
 			if (!p)
-				goto out;
-			gen++;
+				return -1;
+			ss->gen++;
 		}
 		if (p->pid < 0)
 			p->pid = pid;
 		if (ev) {
 			if (resolve(p, 0, 0))
-				goto out;
+				return -1;
 			if (!p->npos)
 				p->first_stop = 1;
 			part_time(p, ev->flags & PTD_EVF_TIME_VALID ? ev->time : 0);
 			p->npos++;
 			continue;
 		}
-		e = &seen[bseen_slot(rb->priv, rb->ninsn)];
-		if (e->priv != rb->priv || e->ninsn != rb->ninsn || e->dec != dec) {
-			struct fastpt_brief r;
-
-			fastpt_reader_brief(rd, rb, &r);
-			e->priv = rb->priv;
-			e->ninsn = rb->ninsn;
-			e->dec = dec;
-			e->gen = 0;
-			e->ip = r.ip;
-			e->last_ip = r.last_ip;
-			e->end = r.end;
-			e->last_iclass = r.last_iclass;
-			ic = r.last_iclass;
-			e->plain = !is_call(ic) && ic != PTD_IC_FAR_CALL &&
-				   ic != PTD_IC_OTHER && ic != PTD_IC_RETURN;
-		}
-		bs = e;
-		if (p->pend && resolve(p, 1, bs->ip))
-			goto out;
+		fastpt_reader_brief(rd, rb, &r);
+		if (p->pend && resolve(p, 1, r.ip))
+			return -1;
 		if (!p->ninsn)
-			p->first_ip = bs->ip;
-		part_time(p, ctime);
-		if (e->gen != gen) {
-			/* the part's bounds and code have this block */
-			e->gen = gen;
-			if (bs->ip < p->minip)
-				p->minip = bs->ip;
-			if (bs->end > p->maxend)
-				p->maxend = bs->end;
-			set_code(&p->code, bs->ip >> 6);
-			if ((bs->end - 1) >> 6 != bs->ip >> 6) {
-				uint64_t l;
-
-				for (l = (bs->ip >> 6) + 1; l <= (bs->end - 1) >> 6; l++)
-					set_code(&p->code, l);
+			p->first_ip = r.ip;
+		part_time(p, ss->ctime);
+		/* a part of a block (before a stop) adds its own code */
+		if (rb->ninsn != fastpt_blk_ninsn(rb->priv)) {
+			add_code(p, r.ip, r.end);
+		} else {
+			mark = fastpt_blk_mark(rb->priv);
+			if (*mark != ss->gen) {
+				*mark = ss->gen;
+				add_code(p, r.ip, r.end);
 			}
 		}
-		ic = bs->last_iclass;
-		if (ic == PTD_IC_FAR_CALL &&
-		    tix_is_sigreturn(ss->st, p->pid, bs->last_ip, ctime))
-			ic = TIX_IC_SIGRETURN;
-		if (is_call(ic) || ic == PTD_IC_FAR_CALL || ic == PTD_IC_OTHER) {
-			p->pend = is_call(ic) ? PEND_CALL : PEND_ASYNC;
-			p->pending.call_ip = bs->last_ip;
-			p->pending.size = (uint32_t)(bs->end - bs->last_ip);
-			p->pending.time = ctime;
+		eff = stack_effect(ss, p, r.last_iclass, r.last_ip);
+		if (eff > 0) {
+			p->pend = (uint8_t)eff;
+			p->pending.call_ip = r.last_ip;
+			p->pending.size = (uint32_t)(r.end - r.last_ip);
+			p->pending.time = ss->ctime;
 			p->pending.pos = p->npos + rb->ninsn - 1;
-		} else if (ic == PTD_IC_RETURN || ic == TIX_IC_SIGRETURN) {
+		} else if (eff < 0) {
 			if (p->nfr)
 				p->nfr--;
 			else
@@ -567,38 +697,8 @@ static int summarize(void *arg, const struct ptd_block *recs, size_t n)
 		}
 		p->ninsn += rb->ninsn;
 		p->npos += rb->ninsn;
-		/* the records after it of the same context and of plain blocks
-		 * the part has (most of a loop's) only add their instructions */
-		if (!p->pend) {
-			uint32_t add = 0;
-
-			for (; i + 1 < n; i++) {
-				const struct ptd_block *nx = &recs[i + 1];
-				const struct bseen *f;
-
-				if (!nx->priv || nx->ctx != cctx)
-					break;
-				f = &seen[bseen_slot(nx->priv, nx->ninsn)];
-				if (f->priv != nx->priv || f->ninsn != nx->ninsn ||
-				    f->gen != gen || !f->plain || f->dec != dec)
-					break;
-				add += nx->ninsn;
-			}
-			p->ninsn += add;
-			p->npos += add;
-		}
 	}
-	/* depths after the part's last instruction are never seen in it */
-	rc = 0;
-out:
-	ss->p = p;
-	ss->last = last;
-	ss->ctid = ctid;
-	ss->cpid = cpid;
-	ss->cctx = cctx;
-	ss->gen = gen;
-	ss->ctime = ctime;
-	return rc;
+	return 0;
 }
 
 static struct tix_tinfo *tinfo_of(struct ptd_index *ix, int32_t tid, int32_t pid)
@@ -808,12 +908,10 @@ static int join_done(struct bjob *j)
  * (joiner) also joins them. */
 static void run_worker(struct bjob *j, int joiner)
 {
-	struct bseen *seen = calloc((size_t)1 << BSEEN_BITS, sizeof(*seen));
-	struct sumstate ss = { .st = j->img, .seen = seen };
+	struct sumstate ss = { .st = j->img };
 	struct fastpt_reader *rd;
 
-	if (!seen || fastpt_reader_new(j->be, &rd)) {
-		free(seen);
+	if (fastpt_reader_new(j->be, &rd)) {
 		__atomic_store_n(&j->err, PTD_ERR_NOMEM, __ATOMIC_RELAXED);
 		return;
 	}
@@ -845,7 +943,6 @@ static void run_worker(struct bjob *j, int joiner)
 		}
 	}
 	fastpt_reader_free(rd);
-	free(seen);
 }
 
 static void *build_worker(void *arg)

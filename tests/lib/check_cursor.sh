@@ -2,9 +2,10 @@
 # check_cursor.sh ORACLE gen BENCHGEN KIND: the cursor against the linear
 #   decode on a generated 2 M-instruction trace;
 # check_cursor.sh ORACLE pieces BENCHGEN KIND: on a generated 3 M-instruction
-#   trace, an index of PSB pieces (decoded again on demand) saved beside
-#   the trace and read back by a second session, with searches for
-#   addresses anywhere (the pieces' code summaries skip most pieces);
+#   trace (KIND-mtc: with MTC and TSC packets, a new time every few
+#   blocks), an index of PSB pieces (decoded again on demand) saved
+#   beside the trace and read back by a second session, with searches
+#   for addresses anywhere (the pieces' code summaries skip most pieces);
 # check_cursor.sh ORACLE lines PTSYNTH FX_LOOP: a ptsynth recording of a
 #   program with DWARF lines, PSBs every 512 bytes (pieces of ~8000
 #   instructions), with finds of source lines entered (the pieces their
@@ -25,7 +26,11 @@ gen)
     "$tool" "$arg" 2000000 "$tmp/t.ptd" 11 >/dev/null
     exec "$oracle" "$tmp/t.ptd" 2000 ;;
 pieces)
-    "$tool" "$arg" 3000000 "$tmp/t.ptd" 13 >/dev/null
+    # KIND-mtc: with timing packets (a context, and time, every few blocks)
+    case $arg in
+    *-mtc) "$tool" --mtc "${arg%-mtc}" 3000000 "$tmp/t.ptd" 13 >/dev/null ;;
+    *) "$tool" "$arg" 3000000 "$tmp/t.ptd" 13 >/dev/null ;;
+    esac
     exec "$oracle" "$tmp/t.ptd" 1000 - need-pieces index-file far-finds ;;
 lines)
     # 400 arguments: 440 rounds of its loop, about 180 000 instructions

@@ -49,6 +49,8 @@ struct fblock {
 	uint8_t kind, mode, last_iclass;
 	uint32_t len;
 	uint32_t image;                  /* image version of its first byte */
+	uint32_t mark;                   /* a reader's caller's (the trace
+					  * index's summaries): 0 when made */
 	uint64_t end_ip;
 	struct fblock *hnext;            /* hash chain */
 	uint16_t *off;                   /* instruction offsets, ninsn */

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "backend.h"
+#include "fastpt_blocks.h"
 
 struct fastpt_reader;
 
@@ -85,6 +86,42 @@ void fastpt_reader_brief(const struct fastpt_reader *r,
 			 const struct ptd_block *blk, struct fastpt_brief *out);
 void fastpt_reader_ctx(const struct fastpt_reader *r, uint32_t ctx,
 		       uint64_t *time, int32_t *pid, int32_t *tid);
+
+/* A block record's block as the index's summaries read it, in place
+ * (blk->priv of a block record sink is given, blk->ninsn of its
+ * instructions): its instruction count, first instruction, last
+ * instruction and its class, the end of its code; and a word of the
+ * caller's, 0 when the block is made (blocks live in the reader's own
+ * cache: one thread writes it). */
+static inline uint32_t fastpt_blk_ninsn(const void *b)
+{
+	return ((const struct fblock *)b)->ninsn;
+}
+
+static inline uint64_t fastpt_blk_ip(const void *b)
+{
+	return ((const struct fblock *)b)->ip;
+}
+
+static inline uint64_t fastpt_blk_last_ip(const void *b)
+{
+	return ((const struct fblock *)b)->end_ip;
+}
+
+static inline uint64_t fastpt_blk_end(const void *b)
+{
+	return ((const struct fblock *)b)->ip + ((const struct fblock *)b)->len;
+}
+
+static inline unsigned int fastpt_blk_last_iclass(const void *b)
+{
+	return ((const struct fblock *)b)->last_iclass;
+}
+
+static inline uint32_t *fastpt_blk_mark(const void *b)
+{
+	return &((struct fblock *)b)->mark;
+}
 
 /* Decodes segment ord as fastpt_reader_decode does, handing its records
  * to sink in order as the walk makes them, a few hundred at a time, while
