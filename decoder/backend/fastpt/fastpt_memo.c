@@ -1,12 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 #include "fastpt_memo.h"
 
+#include <string.h>
 #include <sys/mman.h>
 
 void memo_put(struct memo *m, const struct memo_run *run)
 {
-	struct memo *e = &m[memo_hash(run->start, run->last_ip_in, run->bytes)];
+	struct memo *e = memo_set(m, memo_hash(run->start, run->last_ip_in, run->bytes));
 
+	/* the entry stored last stays, in the second way */
+	if (e->start != run->start || e->last_ip_in != run->last_ip_in ||
+	    e->len != run->len || memcmp(e->bytes, run->bytes, run->len))
+		e[1] = e[0];
 	e->start = run->start;
 	e->next = run->next;
 	e->last_ip_in = run->last_ip_in;

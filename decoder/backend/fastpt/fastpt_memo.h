@@ -17,9 +17,11 @@
  * the memo whatever the timing packets in it; those are fed to the
  * clock when the run is replayed.
  *
- * The table is direct-mapped, one per worker, part of its block cache
- * (emptied with it: entries point at blocks).  Lookups are static inline:
- * the walk makes one per indirect branch.
+ * The table is two-way set-associative (runs whose keys collide would
+ * otherwise evict each other on every lookup), one per worker, part of
+ * its block cache (emptied with it: entries point at blocks).  Lookups
+ * are static inline: the walk makes one per indirect branch, and replays
+ * runs that follow each other in one loop.
  */
 #ifndef PTD_FASTPT_MEMO_H
 #define PTD_FASTPT_MEMO_H
@@ -36,6 +38,7 @@ struct fblock;
 #define MEMO_BYTES 16
 #define MEMO_RECS 8
 #define MEMO_MIN 4           /* the hash key is the first 4 bytes */
+#define MEMO_WAYS 2          /* entries a set (a key's slots) holds */
 
 struct memo {
 	const struct fblock *start, *next;
@@ -58,8 +61,41 @@ struct memo_run {
 	size_t nrec;
 };
 
+/* The n bytes at p (n <= 8; 4 and 8 as one load) as a little-endian number: the key's bytes
+ * are compared and hashed as words, the same on any byte order. */
+static inline uint64_t memo_le(const uint8_t *p, unsigned n)
+{
+	uint64_t v = 0;
+
+	if (n == 8) {
+		memcpy(&v, p, 8);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+		v = __builtin_bswap64(v);
+#endif
+		return v;
+	}
+	if (n == 4) {
+		uint32_t w;
+
+		memcpy(&w, p, 4);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+		w = __builtin_bswap32(w);
+#endif
+		return w;
+	}
+	for (unsigned i = 0; i < n; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
+/* The mask of a word's first n key bytes (n <= 8 used, more: all). */
+static inline uint64_t memo_len_mask(unsigned n)
+{
+	return n >= 8 ? ~0ull : (1ull << (8 * n)) - 1;
+}
+
 /* The table slot of a run from block b with last_ip whose bytes start
- * with the 4 bytes w (as memcpy reads them). */
+ * with the 4 bytes w (memo_le of them). */
 static inline size_t memo_hash_word(const struct fblock *b, uint64_t last_ip,
 				    uint32_t w)
 {
@@ -70,20 +106,63 @@ static inline size_t memo_hash_word(const struct fblock *b, uint64_t last_ip,
 static inline size_t memo_hash(const struct fblock *b, uint64_t last_ip,
 			       const uint8_t *p)
 {
-	uint32_t w;
-
-	memcpy(&w, p, sizeof(w));
-	return memo_hash_word(b, last_ip, w);
+	return memo_hash_word(b, last_ip, (uint32_t)memo_le(p, MEMO_MIN));
 }
 
-/* Byte i (< 4) of a hash word as memcpy would place it. */
-static inline uint32_t memo_word_byte(uint8_t v, unsigned i)
+/* The set (two entries, the first the most recently stored) of table
+ * slot h: two runs whose keys collide are both kept. */
+static inline struct memo *memo_set(struct memo *m, size_t h)
 {
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	return (uint32_t)v << (8 * (3 - i));
-#else
-	return (uint32_t)v << (8 * i);
-#endif
+	return &m[h & ~(size_t)1];
+}
+
+/* Starts loading both entries' keys of set e. */
+static inline void memo_prefetch_set(const struct memo *e)
+{
+	__builtin_prefetch(e);
+	__builtin_prefetch(e + 1);
+}
+
+/* Whether a key of n bytes, words k0 (bytes 0-7) and k1 (8-15) with
+ * zeros past n, is entry e's (n == e->len). */
+static inline int memo_key_equal(const struct memo *e, uint64_t k0, uint64_t k1)
+{
+	unsigned n = e->len;
+
+	return k0 == (memo_le(e->bytes, 8) & memo_len_mask(n)) &&
+	       k1 == (n > 8 ? memo_le(e->bytes + 8, 8) & memo_len_mask(n - 8) : 0);
+}
+
+/* Whether entry e holds the run from block start with last_ip over the
+ * coming trace bytes p[0..avail) (avail >= MEMO_MIN). */
+static inline int memo_match(const struct memo *e, const struct fblock *start,
+			     uint64_t last_ip, const uint8_t *p, uint64_t avail)
+{
+	unsigned n = e->len;
+
+	if (e->start != start || e->last_ip_in != last_ip || n > avail ||
+	    memo_le(p, 4) != memo_le(e->bytes, 4))
+		return 0;
+	if (n == MEMO_MIN)  /* one TNT and a TIP, the most common run */
+		return 1;
+	if (avail >= MEMO_BYTES)  /* whole words */
+		return ((memo_le(p, 8) ^ memo_le(e->bytes, 8)) & memo_len_mask(n)) == 0 &&
+		       (n <= 8 || ((memo_le(p + 8, 8) ^ memo_le(e->bytes + 8, 8)) &
+				   memo_len_mask(n - 8)) == 0);
+	return !memcmp(e->bytes, p, n);
+}
+
+/* The entry of set e holding the run from block start with last_ip over
+ * the coming trace bytes p[0..avail) (avail >= MEMO_MIN), or NULL. */
+static inline struct memo *memo_set_find(struct memo *e, const struct fblock *start,
+					 uint64_t last_ip, const uint8_t *p,
+					 uint64_t avail)
+{
+	if (memo_match(e, start, last_ip, p, avail))
+		return e;
+	if (memo_match(e + 1, start, last_ip, p, avail))
+		return e + 1;
+	return NULL;
 }
 
 /* The stored run from block start with last_ip over the coming trace bytes
@@ -92,29 +171,27 @@ static inline struct memo *memo_find(struct memo *m, const struct fblock *start,
 				     uint64_t last_ip, const uint8_t *p,
 				     uint64_t avail)
 {
-	struct memo *e = &m[memo_hash(start, last_ip, p)];
-
-	if (e->start != start || e->last_ip_in != last_ip || e->len > avail)
-		return NULL;
-	for (unsigned i = MEMO_MIN; i < e->len; i++)  /* the first 4: below */
-		if (e->bytes[i] != p[i])
-			return NULL;
-	if (memcmp(e->bytes, p, MEMO_MIN))
-		return NULL;
-	return e;
+	return memo_set_find(memo_set(m, memo_hash(start, last_ip, p)), start,
+			     last_ip, p, avail);
 }
 
-/* Starts loading the entry the lookup after replaying e will read (it
- * depends on e, so it would otherwise wait for memory); p[0, avail) are
- * the bytes after e's run. */
-static inline void memo_prefetch_next(const struct memo *m, const struct memo *e,
-				      const uint8_t *p, uint64_t avail)
+/* The set the lookup after replaying e will read, loading (it depends
+ * on e, so it would otherwise wait for memory); p[0, avail) are the
+ * bytes after e's run.  NULL when too few bytes are left. */
+static inline struct memo *memo_prefetch_next(struct memo *m, const struct memo *e,
+					      const uint8_t *p, uint64_t avail)
 {
-	if (avail >= MEMO_MIN)
-		__builtin_prefetch(&m[memo_hash(e->next, e->last_ip_out, p)]);
+	struct memo *n;
+
+	if (avail < MEMO_MIN)
+		return NULL;
+	n = memo_set(m, memo_hash(e->next, e->last_ip_out, p));
+	memo_prefetch_set(n);
+	return n;
 }
 
-/* Stores run (replacing the entry its key maps to). */
+/* Stores run as the first entry of the set its key maps to (the first
+ * moves to the second, unless it is the same run's). */
 void memo_put(struct memo *m, const struct memo_run *run);
 
 /* A zeroed table of 1 << MEMO_BITS entries, or NULL. */

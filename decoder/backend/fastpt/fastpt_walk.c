@@ -1444,19 +1444,44 @@ memo_pkt_size(const uint8_t *p, uint64_t avail, int *cls)
 	}
 }
 
-/* The stored run from block start over the coming bytes p[0, avail) read
- * as memo_key reads them, or NULL; *rawlen: the bytes it covers, *tp: the
+/* Appends the len key bytes at src (avail bytes readable there) at key
+ * byte n of the words k0 (bytes 0-7) and k1 (8-15); n + len <=
+ * MEMO_BYTES. */
+static inline __attribute__((always_inline)) void
+memo_key_add(uint64_t *k0, uint64_t *k1, unsigned n, const uint8_t *src,
+	     unsigned len, uint64_t avail)
+{
+	uint64_t v;
+
+	if (len > 8 || avail < 8) {
+		for (unsigned i = 0; i < len; i++, n++)
+			if (n < 8)
+				*k0 |= (uint64_t)src[i] << (8 * n);
+			else
+				*k1 |= (uint64_t)src[i] << (8 * (n - 8));
+		return;
+	}
+	v = memo_le(src, 8) & memo_len_mask(len);
+	if (n >= 8) {
+		*k1 |= v << (8 * (n - 8));
+		return;
+	}
+	*k0 |= v << (8 * n);
+	if (n && n + len > 8)
+		*k1 |= v >> (8 * (8 - n));
+}
+
+/* The stored run from block start with last_ip over the coming bytes
+ * p[0, avail) read as memo_key reads them, or NULL; *rawlen: the bytes it covers, *tp: the
  * MTC and CYC packets among them.  Reads only as far as the entry's
  * key. */
-static struct memo *memo_find_key(const struct walk *k, struct memo *m,
-				  const struct fblock *start, const uint8_t *p,
-				  uint64_t avail, uint64_t *rawlen, struct memo_timed *tp)
+static struct memo *memo_find_key(struct memo *m, const struct fblock *start,
+				  uint64_t last_ip, const uint8_t *p, uint64_t avail,
+				  uint64_t *rawlen, struct memo_timed *tp)
 {
-	uint8_t key[MEMO_BYTES];
-	struct memo *e = NULL;
-	uint64_t o = 0;
+	struct memo *e = NULL, *set = NULL;
+	uint64_t o = 0, k0 = 0, k1 = 0;
 	unsigned n = 0, want = MEMO_MIN;
-	uint32_t w = 0;
 
 	tp->n = 0;
 	while (o < avail && o < MEMO_RAW_MAX) {
@@ -1471,39 +1496,45 @@ static struct memo *memo_find_key(const struct walk *k, struct memo *m,
 			if (!len)
 				return NULL;
 		}
-		o += len;
 		if (cls == 1) {
-			tp->t[tp->n].start = (uint16_t)(o - len);
-			tp->t[tp->n].end = (uint16_t)o;
+			tp->t[tp->n].start = (uint16_t)o;
+			tp->t[tp->n].end = (uint16_t)(o + len);
+			o += len;
 			if (++tp->n == MEMO_TIMED_MAX)
 				return NULL;
 			continue;
 		}
-		if (cls == 2)
+		if (cls == 2) {
+			o += len;
 			continue;
+		}
 		if (n + len > MEMO_BYTES)
 			return NULL;
-		memcpy(key + n, p + o - len, len);
-		/* the hash word in a register: read back from key, it would
-		 * wait for the byte stores */
-		for (unsigned i = 0; n + i < MEMO_MIN && i < len; i++)
-			w |= memo_word_byte(p[o - len + i], n + i);
+		memo_key_add(&k0, &k1, n, p + o, len, avail - o);
+		o += len;
 		n += len;
 		if (n < want)
 			continue;
 		if (!e) {
-			e = &m[memo_hash_word(start, k->last_ip, w)];
-			if (e->start != start || e->last_ip_in != k->last_ip || e->len < n)
+			set = memo_set(m, memo_hash_word(start, last_ip, (uint32_t)k0));
+			for (e = set; e < set + MEMO_WAYS; e++)
+				if (e->start == start && e->last_ip_in == last_ip && e->len >= n)
+					break;
+			if (e == set + MEMO_WAYS)
 				return NULL;
 			want = e->len;
 			if (n < want)
 				continue;
 		}
-		/* the entry's key ends at a packet's end */
-		if (n != want || memcmp(key, e->bytes, n))
-			return NULL;
-		*rawlen = o;
-		return e;
+		/* the entry's key ends at a packet's end; else a later way's
+		 * run as long as the bytes read */
+		for (; e < set + MEMO_WAYS; e++)
+			if (e->start == start && e->last_ip_in == last_ip && e->len == n &&
+			    memo_key_equal(e, k0, k1)) {
+				*rawlen = o;
+				return e;
+			}
+		return NULL;
 	}
 	return NULL;
 }
@@ -1511,11 +1542,10 @@ static struct memo *memo_find_key(const struct walk *k, struct memo *m,
 /* memo_prefetch_next for keyed lookups: starts loading the entry the
  * key of the bytes p[0, avail) after e's run maps to (its first
  * MEMO_MIN key bytes past MTC, CYC and PAD; a few packets at most). */
-static inline void memo_prefetch_key(const struct memo *m, const struct memo *e,
+static inline void memo_prefetch_key(struct memo *m, const struct memo *e,
 				     const uint8_t *p, uint64_t avail)
 {
-	uint64_t o = 0;
-	uint32_t w = 0;
+	uint64_t o = 0, k0 = 0, k1 = 0;
 	unsigned n = 0;
 
 	for (int guard = 0; guard < 8 && o < avail; guard++) {
@@ -1524,15 +1554,17 @@ static inline void memo_prefetch_key(const struct memo *m, const struct memo *e,
 
 		if (!len)
 			return;
-		if (!cls)
-			for (unsigned i = 0; i < len; i++) {
-				w |= memo_word_byte(p[o + i], n);
-				if (++n == MEMO_MIN) {
-					__builtin_prefetch(&m[memo_hash_word(e->next,
-									     e->last_ip_out, w)]);
-					return;
-				}
+		if (!cls) {
+			if (n + len > MEMO_BYTES)
+				return;
+			memo_key_add(&k0, &k1, n, p + o, len, avail - o);
+			n += len;
+			if (n >= MEMO_MIN) {
+				memo_prefetch_set(memo_set(m, memo_hash_word(e->next, e->last_ip_out,
+									      (uint32_t)k0)));
+				return;
 			}
+		}
 		o += len;
 	}
 }
@@ -1636,66 +1668,152 @@ undo:
 	return -1;
 }
 
-/* Replays a stored run that starts at *nb with the coming trace bytes.
- * Returns 1 with the walk moved past it (*nb is its last block's
+/* memo_replay's loop where no record is written and the bytes are the
+ * key (count-only, no timing packet seen or the clock needed): few live
+ * values, so they stay in registers.  Replays from block *bp with
+ * *last_ip at segment offset *off (bytes up to end) while runs are
+ * found; returns how many, with *bp, *last_ip, *off, *ninsn (added to)
+ * moved past them. */
+static unsigned memo_replay_plain(struct walk *k, struct memo *m,
+				  const struct fblock **bp, uint64_t *last_ipp,
+				  uint64_t *offp, uint64_t end, uint64_t *ninsnp)
+{
+	const uint8_t *data = k->seg->data;
+	const struct fblock *b = *bp;
+	uint64_t last_ip = *last_ipp, off = *offp, ninsn = 0;
+	uint64_t epoch = *k->at.epoch, free_insns = k->free_insns;
+	struct memo *set, *e;
+	unsigned hits = 0;
+
+	if (end - off < MEMO_MIN)
+		return 0;
+	set = memo_set(m, memo_hash(b, last_ip, data + off));
+	for (;;) {
+		e = memo_set_find(set, b, last_ip, data + off, end - off);
+		if (!e || (e->epoch != epoch && !memo_valid(k, e)) ||
+		    free_insns + e->ninsn >= INTELPT_NELOOP_INSNS)
+			break;
+		free_insns = 0;
+		off += e->len;
+		ninsn += e->ninsn;
+		last_ip = e->last_ip_out;
+		b = e->next;
+		hits++;
+		if (end - off < MEMO_MIN)
+			break;
+		set = memo_set(m, memo_hash(b, last_ip, data + off));
+		memo_prefetch_set(set);
+	}
+	*bp = b;
+	*last_ipp = last_ip;
+	*offp = off;
+	*ninsnp += ninsn;
+	return hits;
+}
+
+/* Replays the stored runs that follow each other from *nb over the
+ * coming trace bytes: after a hit the walk would be back at a run
+ * boundary with nothing else to do, so the next lookup follows at once,
+ * with the walk's state in locals (and the set the last hit's prefetch
+ * hashed).  Count-only with no sink reads no block records (count_trim
+ * drops them unread), so none are written then.  Returns the number of
+ * runs replayed (the walk moved past them, *nb the last one's
  * successor), 0 to walk normally. */
 static int memo_replay(struct walk *k, struct fblock **nb)
 {
 	struct segment *s = k->seg;
-	struct memo *e, *m = k->w->cache.memo;
-	uint64_t off, avail, rawlen = 0;
-	struct memo_timed tp;
-	const uint8_t *p;
-	int keyed;
-
-	if (!m)
-		return 0;
-	off = pkt_offset(k);
-	avail = s->end - s->start - off;
-	if (off > s->end - s->start || avail < MEMO_MIN)
-		return 0;
+	struct memo *e, *m = k->w->cache.memo, *slot = NULL;
+	const struct fblock *b = *nb;
+	const uint8_t *data = s->data;
+	uint64_t off, end, rawlen, ninsn = 0, last_ip = k->last_ip;
+	uint64_t free_insns = k->free_insns;
+	int recs = !k->fb->count_only || k->w->sink;
 	/* the bytes as they come are the key when no timing packet is
 	 * among them (then they are whole packets, the stored run's); with
-	 * timing packets about, the key read past them.  A run that starts
-	 * with one is looked up by key only (each lookup is a likely cache
-	 * miss) */
-	tp.n = 0;
-	p = s->data + off;
-	keyed = k->timing_seen && clock_free(k);
-	e = NULL;
-	if (!keyed || ((p[0] & 3) != 3 && p[0] != 0x59)) {
-		e = memo_find(m, *nb, k->last_ip, p, avail);
-		rawlen = e ? e->len : 0;
-	}
-	if (!e && keyed)
-		e = memo_find_key(k, m, *nb, p, avail, &rawlen, &tp);
-	if (!e || !memo_valid(k, e) || k->free_insns + e->ninsn >= INTELPT_NELOOP_INSNS)
-		return 0;
-	if (!keyed)
-		memo_prefetch_next(m, e, p + rawlen, avail - rawlen);
-	else
-		memo_prefetch_key(m, e, p + rawlen, avail - rawlen);
-	while (s->nrecs + e->nrec > s->rcap)
-		if (seg_grow_recs(s))
-			return 0;
-	if (tp.n && memo_clock(k, &tp, p, off, rawlen))
-		return 0;
-	k->off = off + rawlen;
-	k->pkt_stale = 1;
-	for (unsigned i = 0; i < e->nrec; i++) {
-		struct ptd_block *r = &s->recs[s->nrecs++];
+	 * timing packets about, the key read past them (neither changes
+	 * while runs are replayed: only the clock reads what they pass) */
+	int keyed = k->timing_seen && clock_free(k);
+	struct memo_timed tp;
+	unsigned hits = 0;
 
-		r->priv = e->rec[i].b;
-		r->ninsn = e->rec[i].ninsn;
-		r->ctx = k->ctx;
+	if (!m || k->ctx_dirty)
+		return 0;
+	off = pkt_offset(k);
+	end = s->end - s->start;
+	if (off > end)
+		return 0;
+	if (!keyed && !recs) {
+		hits = memo_replay_plain(k, m, &b, &last_ip, &off, end, &ninsn);
+		goto out;
 	}
-	s->ninsn += e->ninsn;
+	while (end - off >= MEMO_MIN) {
+		const uint8_t *p = data + off;
+		uint64_t avail = end - off;
+
+		if (!keyed) {
+			e = memo_set_find(slot ? slot : memo_set(m, memo_hash(b, last_ip, p)),
+					  b, last_ip, p, avail);
+			if (!e)
+				break;
+			rawlen = e->len;
+			tp.n = 0;
+		} else {
+			/* a run that starts with a timing packet is looked up
+			 * by key only (each lookup is a likely cache miss) */
+			e = NULL;
+			tp.n = 0;
+			if ((p[0] & 3) != 3 && p[0] != 0x59) {
+				e = memo_find(m, b, last_ip, p, avail);
+				rawlen = e ? e->len : 0;
+			}
+			if (!e)
+				e = memo_find_key(m, b, last_ip, p, avail, &rawlen, &tp);
+			if (!e)
+				break;
+		}
+		if (!memo_valid(k, e) || free_insns + e->ninsn >= INTELPT_NELOOP_INSNS)
+			break;
+		if (!keyed)
+			slot = memo_prefetch_next(m, e, p + rawlen, avail - rawlen);
+		else
+			memo_prefetch_key(m, e, p + rawlen, avail - rawlen);
+		if (recs) {
+			if (s->nrecs >= COUNT_TRIM && (k->fb->count_only || k->w->sink))
+				count_trim(k);
+			while (s->nrecs + e->nrec > s->rcap)
+				if (seg_grow_recs(s))
+					goto out;
+		}
+		if (tp.n && memo_clock(k, &tp, p, off, rawlen))
+			break;
+		if (recs)
+			for (unsigned i = 0; i < e->nrec; i++) {
+				struct ptd_block *r = &s->recs[s->nrecs++];
+
+				r->priv = e->rec[i].b;
+				r->ninsn = e->rec[i].ninsn;
+				r->ctx = k->ctx;
+			}
+		off += rawlen;
+		ninsn += e->ninsn;
+		last_ip = e->last_ip_out;
+		b = e->next;
+		free_insns = 0;
+		hits++;
+	}
+out:
+	if (!hits)
+		return 0;
+	k->off = off;
+	k->off_valid = 1;
+	k->pkt_stale = 1;
+	s->ninsn += ninsn;
 	k->free_insns = 0;
-	k->last_ip = e->last_ip_out;
-	*nb = (struct fblock *)e->next;
-	k->at.ip = (*nb)->ip;
-	k->w->memo_hits++;
-	return 1;
+	k->last_ip = last_ip;
+	*nb = (struct fblock *)b;
+	k->at.ip = b->ip;
+	k->w->memo_hits += hits;
+	return (int)hits;
 }
 
 /* The memo's hit rate is judged over MEMO_WINDOW run boundaries; below
@@ -1710,6 +1828,7 @@ static int memo_replay(struct walk *k, struct fblock **nb)
 static inline int run_boundary(struct walk *k, struct fblock **nb)
 {
 	struct worker *w = k->w;
+	unsigned hits;
 
 	if (__builtin_expect(w->memo_off > 0, 0)) {
 		w->memo_off--;
@@ -1718,9 +1837,9 @@ static inline int run_boundary(struct walk *k, struct fblock **nb)
 	}
 	if (k->rec)
 		memo_store(k, *nb);
-	if (!k->ctx_dirty && memo_replay(k, nb)) {
-		w->memo_found++;
-		w->memo_tries++;
+	if (!k->ctx_dirty && (hits = (unsigned)memo_replay(k, nb))) {
+		w->memo_found += hits;
+		w->memo_tries += hits;
 		return 1;
 	}
 	/* runs that rarely repeat (cycle counts in the bytes, returns to
