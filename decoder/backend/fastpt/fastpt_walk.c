@@ -870,6 +870,70 @@ static inline void consume(struct walk *k)
 	take_time(k);
 }
 
+/* The bytes tnt_merge_lazy reads: TNT bits appended to *tnt (*ntnt of
+ * them), *taken: after the last TNT, *cyc: a CYC seen, *own: an MTC
+ * after one, and with track *first: the first MTC or CYC.  Returns where
+ * it stopped. */
+static inline __attribute__((always_inline)) const uint8_t *
+merge_bytes(const uint8_t *p, const uint8_t *e, int no_mtc, int track,
+	    const uint8_t **first, const uint8_t **taken, uint64_t *tnt,
+	    int *ntnt, int *cyc, int *own)
+{
+	while (p < e) {
+		uint8_t b = *p;
+
+		if ((b & 3) == 3) {                    /* CYC */
+			const uint8_t *q = p + 1;
+
+			if (b & 4) {
+				do {
+					if (q >= e || q - p > 8)
+						return p;  /* cut short */
+				} while (*q++ & 1);
+				/* a 2-byte CYC of value 0x20-0x3f */
+				if (q - p == 2 && p[1] == 2)
+					return p;
+			}
+			if (track && !*first)
+				*first = p;
+			*cyc = 1;
+			p = q;
+		} else if (b == 0x59) {                /* MTC */
+			if (e - p < 2 || no_mtc)
+				return p;
+			if (track && !*first)
+				*first = p;
+			*own |= *cyc;
+			p += 2;
+		} else if (!(b & 1) && b) {            /* TNT */
+			uint64_t v = b >> 1;
+			int bits, size = 1;
+
+			if (b == 2) {                  /* long TNT */
+				if (e - p < 8 || p[1] != 0xa3)
+					return p;
+				memcpy(&v, p + 2, 6);
+				v &= 0xffffffffffffull;
+				if (!v)
+					return p;
+				size = 8;
+			}
+			bits = fastpt_tnt_bits(v);
+			if (!bits || *ntnt + bits > 64)
+				return p;
+			*tnt |= (v & ~(1ull << bits)) << (64 - *ntnt - bits);
+			*ntnt += bits;
+			p += size;
+			*taken = p;
+		} else if (!b) {                       /* PAD */
+			p++;
+		} else {
+			return p;
+		}
+	}
+	return p;
+}
+
 /* tnt_merge's loop: reads PAD, MTC, CYC and TNT packets from their
  * bytes (as fastpt_pkt_read), passing the MTC and CYC packets over for
  * the lazy clock, the flow's time taken (where) at each TNT.  Stops
@@ -882,65 +946,17 @@ static void tnt_merge_lazy(struct walk *k, uint64_t len)
 	uint64_t tnt = k->tnt;
 	int ntnt = k->ntnt, cyc = k->cyc_seen, own = 0, was_lazy = k->lazy;
 
-	while (p < e) {
-		uint8_t b = *p;
-
-		if ((b & 3) == 3) {                    /* CYC */
-			const uint8_t *q = p + 1;
-			int cut = 0;
-
-			if (b & 4)
-				do {
-					if (q >= e || q - p > 8) {
-						cut = 1;
-						break;
-					}
-				} while (*q++ & 1);
-			/* cut short, or a 2-byte CYC of value 0x20-0x3f */
-			if (cut || (q - p == 2 && p[1] == 2))
-				break;
-			if (!first)
-				first = p;
-			cyc = 1;
-			p = q;
-		} else if (b == 0x59) {                /* MTC */
-			if (e - p < 2 || k->fq->no_mtc)
-				break;
-			if (!first)
-				first = p;
-			own |= cyc;
-			p += 2;
-		} else if (!(b & 1) && b) {            /* TNT */
-			uint64_t v = b >> 1;
-			int bits, size = 1;
-
-			if (b == 2) {                  /* long TNT */
-				if (e - p < 8 || p[1] != 0xa3)
-					break;
-				memcpy(&v, p + 2, 6);
-				v &= 0xffffffffffffull;
-				if (!v)
-					break;
-				size = 8;
-			}
-			bits = fastpt_tnt_bits(v);
-			if (!bits || ntnt + bits > 64)
-				break;
-			tnt |= (v & ~(1ull << bits)) << (64 - ntnt - bits);
-			ntnt += bits;
-			p += size;
-			taken = p;
-		} else if (!b) {                       /* PAD */
-			p++;
-		} else {
-			break;
-		}
-	}
-	if (first) {
-		k->cyc_seen = cyc;
-		k->clock_own |= own;
+	/* lazy already (the common case): where it began is known */
+	if (was_lazy)
+		p = merge_bytes(p, e, k->fq->no_mtc, 0, &first, &taken, &tnt,
+				&ntnt, &cyc, &own);
+	else
+		p = merge_bytes(p, e, k->fq->no_mtc, 1, &first, &taken, &tnt,
+				&ntnt, &cyc, &own);
+	k->cyc_seen = cyc;
+	k->clock_own |= own;
+	if (first)
 		clock_skip(k, (uint64_t)(first - d));
-	}
 	if (taken) {
 		if (was_lazy || (first && first < taken)) {
 			k->last_lazy = 1;
