@@ -6,10 +6,12 @@
  * the cycle counter, kept the same way, so that times equal the libipt
  * path's (--decoder=libipt) to the tick.
  *
- * The walk (fastpt_walk.c) feeds every timing packet in (a few integer
+ * The walk (fastpt_walk.c) feeds the timing packets in (a few integer
  * operations, no library call) and reads the TSC only where an event or
  * a block record needs a time; turning it into perf time is left to
- * that point too.
+ * that point too.  Where only events read the time (count-only), it
+ * passes MTC and CYC packets over and feeds them when a time is asked
+ * for.
  *
  * What libipt reports as an error (a CTC going backwards by more than
  * one wrap, a TMA where none may be, a CBR of 0) is FTIME_ERR here: the
@@ -96,17 +98,6 @@ static inline int ftime_mtc_fast(struct ftime *t, const struct ftime_cfg *c, uin
 	t->base += fc;
 	t->tsc = t->base;
 	return 0;
-}
-
-/* Whether an MTC only moves the base (by its CTC ticks since the last)
- * and the next ones will too: what ftime_mtc_fast does with nothing
- * else to update (no cycles counted, the clock at its base) and a CTC
- * ratio to convert with. */
-static inline int ftime_mtc_steady(const struct ftime *t, const struct ftime_cfg *c)
-{
-	return t->cal_have_mtc && !t->cyc_mtc && t->have_mtc &&
-	       (!t->have_tsc || t->have_tma) && !t->fc && !t->lost_cyc &&
-	       t->tsc == t->base && c->ctc_eax && c->ctc_ebx;
 }
 
 /* A CYC packet: most of a cycle-accurate trace's packets, so the common

@@ -47,6 +47,19 @@ struct walk {
 	int clock_known;          /* ... and it was known */
 	int cyc_seen, clock_own;  /* a CYC; an MTC after one (clock_run) */
 	int timing_seen;          /* an MTC or CYC outside PSB+ */
+	/* the lazy clock: where only events read the time (clock_free),
+	 * MTC and CYC packets are passed over and fed to tm only when a
+	 * time is asked for (clock_sync, flow_sync) */
+	int lazy;                 /* tm is the clock at segment offset
+				   * tm_off; the MTC and CYC packets from
+				   * there on are not fed yet */
+	uint64_t tm_off;
+	int last_lazy;            /* the flow's time was taken at segment
+				   * offset last_off while lazy: last_tsc
+				   * and last_valid are not set yet */
+	uint64_t last_off;
+	int clock_failed;         /* feeding the clock later failed: the
+				   * segment is libipt's */
 	int32_t host_pid;         /* the host thread's process: at.pid is
 				   * the address space code is read in, the
 				   * guest's with nr (PIP.NR=1) */
@@ -127,9 +140,12 @@ static inline uint64_t pkt_offset(struct walk *k)
 	return k->off;
 }
 
+static void flow_sync(struct walk *k);
+
 /* The flow's time in perf time, converted when first asked for. */
 static uint64_t flow_now(struct walk *k)
 {
+	flow_sync(k);
 	if (k->now_stale) {
 		k->now = k->last_valid ? intelpt_tsc_to_perf(&k->fb->p, k->last_tsc) :
 			 IMGSTORE_TIME_UNKNOWN;
@@ -151,6 +167,7 @@ static struct ptd_event *event(struct walk *k, int kind, uint64_t ip)
 	ev->cpu = k->fq->q.cpu;
 	ev->pid = k->ev_pid;
 	ev->tid = k->ev_tid;
+	flow_sync(k);
 	if (k->last_valid) {
 		ev->tsc = k->last_tsc;
 		if (flow_now(k) != IMGSTORE_TIME_UNKNOWN) {
@@ -291,7 +308,13 @@ static inline int clock_free(const struct walk *k)
 static inline void take_time(struct walk *k)
 {
 	if (clock_free(k)) {
-		/* nothing to follow: events convert it when they need it */
+		/* nothing to follow: events convert it when they need it,
+		 * and read the clock there when it is lazy */
+		if (k->lazy) {
+			k->last_lazy = 1;
+			k->last_off = pkt_offset(k);
+			return;
+		}
 		k->last_tsc = k->tm.tsc;
 		k->last_valid = k->tm.have_tsc;
 		k->now_stale = 1;
@@ -471,12 +494,115 @@ static int clock_carry(struct walk *k, uint64_t off)
 	return 0;
 }
 
+/* An SKD007 lookalike: a CYC that may overlap an OVF (timing_packet). */
+static inline int cyc_skd007(const struct pt_packet *p)
+{
+	return p->size == 2 && (p->payload.cyc.value & ~0x1full) == 0x20;
+}
+
+/* ------------------------------------------------------------------ */
+/* The lazy clock                                                      */
+
+/* The flow's time is the clock's now (the walk's time taken at
+ * last_off, the clock fed up to there). */
+static void last_resolved(struct walk *k)
+{
+	k->last_tsc = k->tm.tsc;
+	k->last_valid = k->tm.have_tsc;
+	k->now_stale = 1;
+	k->last_lazy = 0;
+}
+
+/* Feeds the MTC and CYC packets from tm_off up to segment offset to (a
+ * packet boundary the walk has read to) to the clock as the walk would
+ * have fed them as it read them, taking the flow's time at last_off on
+ * the way.  What libipt must decide, found here, leaves the segment to
+ * libipt at its end (clock_failed). */
+static void clock_catch_up(struct walk *k, uint64_t to)
+{
+	const uint8_t *d = k->seg->data;
+	uint64_t len = k->seg->end - k->seg->start, o = k->tm_off;
+
+	if (to < o)
+		return;
+	/* the walk's position in k->off: libipt's decoder is moved below */
+	pkt_offset(k);
+	while (o < to) {
+		struct pt_packet p;
+		int n, rc = 0;
+
+		if (k->last_lazy && o >= k->last_off)
+			last_resolved(k);
+		n = fastpt_pkt_read(d + o, len - o, &p);
+		if (!n) {
+			k->pkt_stale = 1;
+			if (pt_pkt_sync_set(k->pkt, o) < 0 ||
+			    pt_pkt_next(k->pkt, &p, sizeof(p)) < 0 || !p.size) {
+				k->clock_failed = 1;
+				break;
+			}
+			n = p.size;
+		}
+		if (p.type == ppt_mtc) {
+			rc = ftime_mtc_fast(&k->tm, &k->tcfg, p.payload.mtc.ctc);
+		} else if (p.type == ppt_cyc) {
+			/* the segment's first CYC: its calibration from
+			 * before, as timing_packet takes it */
+			rc = !k->clock_carried && clock_carry(k, o) < 0 ? -1 :
+			     ftime_cyc(&k->tm, &k->tcfg, p.payload.cyc.value);
+		}
+		if (rc < 0)
+			k->clock_failed = 1;
+		o += (uint64_t)n;
+	}
+	if (k->last_lazy && o >= k->last_off)
+		last_resolved(k);
+	k->tm_off = to;
+}
+
+/* The flow's time (last_tsc, last_valid) as the walk took it. */
+static void flow_sync(struct walk *k)
+{
+	if (k->last_lazy)
+		clock_catch_up(k, k->last_off);
+}
+
+/* The clock at segment offset at, the walk's position or the start of
+ * the packet it read last (which the caller feeds): no longer lazy. */
+static void clock_sync_at(struct walk *k, uint64_t at)
+{
+	if (k->lazy) {
+		clock_catch_up(k, at);
+		k->lazy = 0;
+	}
+}
+
+static void clock_sync(struct walk *k)
+{
+	if (k->lazy)
+		clock_sync_at(k, pkt_offset(k));
+}
+
+/* An MTC or CYC packet at segment offset at (or a packet boundary
+ * before it with no timing packet between) passed over. */
+static inline void clock_skip(struct walk *k, uint64_t at)
+{
+	if (!k->lazy) {
+		k->lazy = 1;
+		k->tm_off = at;
+	}
+}
+
 /* A timing packet p (header: in PSB+): fed to the clock.  Returns 0,
  * 1 when p is none, WALK_FAIL when libipt must decide. */
 static int timing_packet(struct walk *k, const struct pt_packet *p, int header)
 {
 	int rc;
 
+	/* the packets before p first (the walk is lazy outside PSB+ only,
+	 * k->off is p's end) */
+	if (k->lazy)
+		clock_sync_at(k, pkt_offset(k) - p->size);
 	switch (p->type) {
 	case ppt_tsc:
 		rc = ftime_tsc(&k->tm, &k->tcfg, p->payload.tsc.tsc, header);
@@ -498,8 +624,7 @@ static int timing_packet(struct walk *k, const struct pt_packet *p, int header)
 		k->cyc_seen = k->timing_seen = 1;
 		/* SKD007: a CYC overlapping an OVF, which libipt decodes as
 		 * the OVF */
-		if (p->size == 2 && (p->payload.cyc.value & ~0x1full) == 0x20 &&
-		    k->off_valid && k->off < k->seg->end - k->seg->start &&
+		if (cyc_skd007(p) && k->off_valid && k->off < k->seg->end - k->seg->start &&
 		    k->seg->data[k->off] == 0xf3)
 			return WALK_FAIL;
 		if (!k->clock_carried) {
@@ -532,30 +657,41 @@ static int timing_packet(struct walk *k, const struct pt_packet *p, int header)
 	return rc < 0 ? WALK_FAIL : 0;
 }
 
-/* An MTC packet outside PSB+: timing_packet's case of it, inline (in
- * traces with MTC one comes between most TNT packets).  Returns 0 or
+/* An MTC packet outside PSB+ at segment offset at: timing_packet's
+ * case of it, inline (in traces with MTC one comes between most TNT
+ * packets); passed over where the clock is lazy.  Returns 0 or
  * WALK_FAIL. */
-static inline int mtc_packet(struct walk *k, uint8_t ctc)
+static inline int mtc_packet(struct walk *k, uint8_t ctc, uint64_t at)
 {
 	if (k->fq->no_mtc)
 		return WALK_FAIL;  /* not what clock_carry assumed */
 	k->clock_own |= k->cyc_seen;
 	k->timing_seen = 1;
+	if (clock_free(k)) {
+		clock_skip(k, at);
+		return 0;
+	}
 	if (ftime_mtc_fast(&k->tm, &k->tcfg, ctc) < 0)
 		return WALK_FAIL;
-	if (!clock_free(k))
-		k->rec = 0;
+	k->rec = 0;
 	return 0;
 }
 
-/* A CYC packet, most of a cycle-accurate trace's packets: fed inline
- * where the clock runs on (its calibration carried into the segment, no
- * SKD007 lookalike).  Returns 1 when fed, 0 to leave it to
+/* A CYC packet at segment offset at, most of a cycle-accurate trace's
+ * packets: passed over where the clock is lazy, fed inline where the
+ * clock runs on (its calibration carried into the segment), unless it
+ * is an SKD007 lookalike.  Returns 1 when done, 0 to leave it to
  * timing_packet, WALK_FAIL. */
-static inline int cyc_packet(struct walk *k, const struct pt_packet *p)
+static inline int cyc_packet(struct walk *k, const struct pt_packet *p, uint64_t at)
 {
-	if (__builtin_expect(!k->clock_carried ||
-			     (p->size == 2 && (p->payload.cyc.value & ~0x1full) == 0x20), 0))
+	if (__builtin_expect(cyc_skd007(p), 0))
+		return 0;
+	if (clock_free(k)) {
+		k->cyc_seen = k->timing_seen = 1;
+		clock_skip(k, at);
+		return 1;
+	}
+	if (__builtin_expect(!k->clock_carried, 0))
 		return 0;
 	k->cyc_seen = k->timing_seen = 1;
 	return ftime_cyc(&k->tm, &k->tcfg, p->payload.cyc.value) < 0 ? WALK_FAIL : 1;
@@ -654,13 +790,13 @@ static __attribute__((noinline)) int fetch_packet(struct walk *k)
 		case ppt_mnt:
 			continue;
 		case ppt_mtc:
-			if (mtc_packet(k, k->peek.payload.mtc.ctc))
+			if (mtc_packet(k, k->peek.payload.mtc.ctc, k->off - 2))
 				return WALK_FAIL;
 			continue;
 		case ppt_cyc:
 			/* timing_packet for the first CYC of the segment
 			 * and SKD007 */
-			n = cyc_packet(k, &k->peek);
+			n = cyc_packet(k, &k->peek, k->off - k->peek.size);
 			if (n < 0)
 				return WALK_FAIL;
 			if (n) {
@@ -685,6 +821,7 @@ static __attribute__((noinline)) int fetch_packet(struct walk *k)
 				if (k->mode_pending ||
 				    (!k->mode_known && k->seg != k->fq->segs))
 					return WALK_FAIL;
+				clock_sync(k);
 				k->mode_pending = 1;
 				k->mode_next = intelpt_map_mode(m);
 				k->mode_valid = k->tm.have_tsc;
@@ -733,35 +870,40 @@ static inline void consume(struct walk *k)
 	take_time(k);
 }
 
-/* tnt_merge's loop while the clock is steady (ftime_mtc_steady): reads
- * PAD, MTC and TNT packets from their bytes (as fastpt_pkt_read), an MTC moving only
- * the clock's base as ftime_mtc_fast does, the flow's time taken at each
- * TNT.  Stops before any other packet, a TNT whose bits do not fit, or
- * the end (len). */
-static void tnt_merge_steady(struct walk *k, uint64_t len)
+/* The bytes tnt_merge_lazy reads: TNT bits appended to *tnt (*ntnt of
+ * them), *taken: after the last TNT, *cyc: a CYC seen, *own: an MTC
+ * after one, and with track *first: the first MTC or CYC.  Returns where
+ * it stopped. */
+static inline __attribute__((always_inline)) const uint8_t *
+merge_bytes(const uint8_t *p, const uint8_t *e, int no_mtc, int track,
+	    const uint8_t **first, const uint8_t **taken, uint64_t *tnt,
+	    int *ntnt, int *cyc, int *own)
 {
-	const uint8_t *d = k->seg->data, *p = d + k->off, *e = d + len;
-	struct ftime *t = &k->tm;
-	const unsigned freq = k->tcfg.mtc_freq;
-	const uint32_t mask = (1u << (freq + 8)) - 1u;
-	const uint64_t eax = k->tcfg.ctc_eax, ebx = k->tcfg.ctc_ebx;
-	uint64_t tnt = k->tnt, base = t->base;
-	uint32_t last = t->ctc;
-	int ntnt = k->ntnt, mtc = 0, taken = 0;
-
 	while (p < e) {
 		uint8_t b = *p;
 
-		if (b == 0x59) {                       /* MTC */
-			uint32_t ctc, delta;
+		if ((b & 3) == 3) {                    /* CYC */
+			const uint8_t *q = p + 1;
 
-			if (e - p < 2)
-				break;
-			ctc = (uint32_t)p[1] << freq;
-			delta = (ctc - last) & mask;
-			base += eax == 1 ? delta * ebx : delta * ebx / eax;
-			last = ctc;
-			mtc = 1;
+			if (b & 4) {
+				do {
+					if (q >= e || q - p > 8)
+						return p;  /* cut short */
+				} while (*q++ & 1);
+				/* a 2-byte CYC of value 0x20-0x3f */
+				if (q - p == 2 && p[1] == 2)
+					return p;
+			}
+			if (track && !*first)
+				*first = p;
+			*cyc = 1;
+			p = q;
+		} else if (b == 0x59) {                /* MTC */
+			if (e - p < 2 || no_mtc)
+				return p;
+			if (track && !*first)
+				*first = p;
+			*own |= *cyc;
 			p += 2;
 		} else if (!(b & 1) && b) {            /* TNT */
 			uint64_t v = b >> 1;
@@ -769,36 +911,62 @@ static void tnt_merge_steady(struct walk *k, uint64_t len)
 
 			if (b == 2) {                  /* long TNT */
 				if (e - p < 8 || p[1] != 0xa3)
-					break;
+					return p;
 				memcpy(&v, p + 2, 6);
 				v &= 0xffffffffffffull;
 				if (!v)
-					break;
+					return p;
 				size = 8;
 			}
 			bits = fastpt_tnt_bits(v);
-			if (!bits || ntnt + bits > 64)
-				break;
-			tnt |= (v & ~(1ull << bits)) << (64 - ntnt - bits);
-			ntnt += bits;
-			taken = 1;
-			k->last_tsc = base;
+			if (!bits || *ntnt + bits > 64)
+				return p;
+			*tnt |= (v & ~(1ull << bits)) << (64 - *ntnt - bits);
+			*ntnt += bits;
 			p += size;
+			*taken = p;
 		} else if (!b) {                       /* PAD */
 			p++;
 		} else {
-			break;
+			return p;
 		}
 	}
-	if (mtc) {
-		k->clock_own |= k->cyc_seen;
-		t->check_skl168 = 0;
-		t->ctc = last;
-		t->base = t->tsc = base;
-	}
+	return p;
+}
+
+/* tnt_merge's loop: reads PAD, MTC, CYC and TNT packets from their
+ * bytes (as fastpt_pkt_read), passing the MTC and CYC packets over for
+ * the lazy clock, the flow's time taken (where) at each TNT.  Stops
+ * before any other packet, an SKD007 lookalike, an MTC of a queue
+ * without MTC, a TNT whose bits do not fit, or the end (len). */
+static void tnt_merge_lazy(struct walk *k, uint64_t len)
+{
+	const uint8_t *d = k->seg->data, *p = d + k->off, *e = d + len;
+	const uint8_t *first = NULL, *taken = NULL;
+	uint64_t tnt = k->tnt;
+	int ntnt = k->ntnt, cyc = k->cyc_seen, own = 0, was_lazy = k->lazy;
+
+	/* lazy already (the common case): where it began is known */
+	if (was_lazy)
+		p = merge_bytes(p, e, k->fq->no_mtc, 0, &first, &taken, &tnt,
+				&ntnt, &cyc, &own);
+	else
+		p = merge_bytes(p, e, k->fq->no_mtc, 1, &first, &taken, &tnt,
+				&ntnt, &cyc, &own);
+	k->cyc_seen = cyc;
+	k->clock_own |= own;
+	if (first)
+		clock_skip(k, (uint64_t)(first - d));
 	if (taken) {
-		k->last_valid = t->have_tsc;
-		k->now_stale = 1;
+		if (was_lazy || (first && first < taken)) {
+			k->last_lazy = 1;
+			k->last_off = (uint64_t)(taken - d);
+		} else {
+			/* no timing packet before it passed over */
+			k->last_tsc = k->tm.tsc;
+			k->last_valid = k->tm.have_tsc;
+			k->now_stale = 1;
+		}
 	}
 	if (p != d + k->off) {
 		k->off = (uint64_t)(p - d);
@@ -810,69 +978,38 @@ static void tnt_merge_steady(struct walk *k, uint64_t len)
 
 /* Where only events read the flow's time (clock_free) and timing packets
  * come between TNTs, TNT packets with only PAD, MTC and CYC between them
- * are one run of bits: libipt takes
- * the time at each, but events wait for no bit pending, so only the last
- * one's is read.  Reads on after a TNT packet, feeding the timing
- * packets to the clock in order as fetch_packet does, and appends the
- * next TNT packets' bits while they fit; stops before anything else.
- * Returns 0 or WALK_FAIL. */
+ * are one run of bits: libipt takes the time at each, but events wait
+ * for no bit pending, so only the last one's is read.  Reads on after a
+ * TNT packet, passing the timing packets over for the lazy clock as
+ * fetch_packet does, and appends the next TNT packets' bits while they
+ * fit; stops before anything else.  Returns 0 or WALK_FAIL. */
 static int tnt_merge(struct walk *k)
 {
 	const uint8_t *d = k->seg->data;
 	uint64_t len = k->seg->end - k->seg->start;
 
-	if (!k->cyc_seen && !k->fq->no_mtc && ftime_mtc_steady(&k->tm, &k->tcfg))
-		tnt_merge_steady(k, len);
-	while (k->off < len) {
+	for (;;) {
 		struct pt_packet pk;
-		int n = fastpt_pkt_read(d + k->off, len - k->off, &pk), bits;
+		int n, rc;
 
-		if (!n)
+		tnt_merge_lazy(k, len);
+		if (k->off >= len)
 			return 0;
-		switch (pk.type) {
-		case ppt_pad:
-			break;
-		case ppt_cyc:
-			bits = cyc_packet(k, &pk);
-			if (bits < 0)
-				return WALK_FAIL;
-			if (bits)
-				break;
-			/* timing_packet reads the packet's end (the first
-			 * CYC's calibration, SKD007) */
-			k->off += (uint64_t)n;
-			k->pkt_stale = 1;
-			if (timing_packet(k, &pk, 0))
-				return WALK_FAIL;
-			continue;
-		case ppt_mtc:
-			if (mtc_packet(k, pk.payload.mtc.ctc))
-				return WALK_FAIL;
-			if (!k->cyc_seen && ftime_mtc_steady(&k->tm, &k->tcfg)) {
-				k->off += (uint64_t)n;
-				k->pkt_stale = 1;
-				tnt_merge_steady(k, len);
-				continue;
-			}
-			break;
-		case ppt_tnt_8:
-		case ppt_tnt_64:
-			bits = pk.payload.tnt.bit_size;
-			if (!bits || k->ntnt + bits > 64)
-				return 0;
-			k->tnt |= pk.payload.tnt.payload << (64 - k->ntnt - bits);
-			k->ntnt += bits;
-			k->off += (uint64_t)n;
-			k->pkt_stale = 1;
-			take_time(k);
-			continue;
-		default:
+		/* what the loop stopped at: an SKD007 lookalike is
+		 * timing_packet's; the MTC of a queue without MTC fails */
+		n = fastpt_pkt_read(d + k->off, len - k->off, &pk);
+		if (!n || (pk.type != ppt_cyc && pk.type != ppt_mtc))
 			return 0;
-		}
+		if (pk.type == ppt_mtc)
+			return mtc_packet(k, pk.payload.mtc.ctc, k->off) ? WALK_FAIL : 0;
+		rc = cyc_packet(k, &pk, k->off);
+		if (rc < 0)
+			return WALK_FAIL;
 		k->off += (uint64_t)n;
 		k->pkt_stale = 1;
+		if (!rc && timing_packet(k, &pk, 0))
+			return WALK_FAIL;
 	}
-	return 0;
 }
 
 /* Next TNT bit when none is pending: reads the next TNT packet. */
@@ -944,8 +1081,17 @@ static void next_psb_time(struct walk *k)
 {
 	size_t si = (size_t)(k->seg - k->fq->segs);
 
-	if (si + 1 < k->fq->nsegs && k->fq->segs[si + 1].has_tsc &&
-	    (!k->last_valid || k->last_tsc != k->fq->segs[si + 1].tsc))
+	if (si + 1 >= k->fq->nsegs || !k->fq->segs[si + 1].has_tsc)
+		return;
+	if (clock_free(k)) {
+		/* nothing follows the time: no need to know the last */
+		k->last_tsc = k->fq->segs[si + 1].tsc;
+		k->last_valid = 1;
+		k->last_lazy = 0;
+		k->now_stale = 1;
+		return;
+	}
+	if (!k->last_valid || k->last_tsc != k->fq->segs[si + 1].tsc)
 		time_taken(k, 1, k->fq->segs[si + 1].tsc);
 }
 
@@ -979,6 +1125,7 @@ static int branch_disable(struct walk *k)
 	consume(k);
 	if (ok < 0 || k->ntnt)
 		return WALK_FAIL;
+	clock_sync(k);
 	pgd_valid = k->tm.have_tsc;
 	pgd_tsc = k->tm.tsc;
 	ev = event(k, PTD_EV_DISABLED, ok ? to : 0);
@@ -1237,8 +1384,12 @@ static int walk_to(struct walk *k, uint64_t at)
 static int async_event(struct walk *k)
 {
 	struct ptd_event *ev;
-	uint64_t at, to, fup_tsc = k->tm.tsc;
-	int ok, rc, fup_valid = k->tm.have_tsc;
+	uint64_t at, to, fup_tsc;
+	int ok, rc, fup_valid;
+
+	clock_sync(k);
+	fup_tsc = k->tm.tsc;
+	fup_valid = k->tm.have_tsc;
 
 	/* libipt times the event at its FUP */
 	at = decompress_ip(&k->last_ip, &k->peek.payload.ip, &ok);
@@ -1629,20 +1780,21 @@ static int memo_clock(struct walk *k, const struct memo_timed *tp,
 {
 	struct ftime saved = k->tm;
 	int carried = k->clock_carried, known = k->clock_known;
-	int cyc = k->cyc_seen, own = k->clock_own, rc;
+	int cyc = k->cyc_seen, own = k->clock_own, lazy = k->lazy, rc;
+	uint64_t tm_off = k->tm_off;
 
 	for (unsigned i = 0; i < tp->n; i++) {
 		const uint8_t *q = p + tp->t[i].start;
 		struct pt_packet pkt, *pk = &pkt;
 
 		if (*q == 0x59) {
-			if (mtc_packet(k, q[1]))
+			if (mtc_packet(k, q[1], off + tp->t[i].start))
 				goto undo;
 			continue;
 		}
 		if (!fastpt_pkt_read(q, tp->t[i].end - tp->t[i].start, pk))
 			goto undo;
-		rc = cyc_packet(k, pk);
+		rc = cyc_packet(k, pk, off + tp->t[i].start);
 		if (rc < 0)
 			goto undo;
 		if (rc)
@@ -1665,6 +1817,8 @@ undo:
 	k->clock_known = known;
 	k->cyc_seen = cyc;
 	k->clock_own = own;
+	k->lazy = lazy;
+	k->tm_off = tm_off;
 	return -1;
 }
 
@@ -2110,9 +2264,13 @@ int walk_decode_segment(struct worker *w, const struct fqueue *fq,
 		update_context(&k);
 		rc = walk_segment(&k);
 	}
-	/* all its packets read: the clock the next segment starts from */
+	if (k.clock_failed)
+		rc = WALK_FAIL;
+	/* all its packets read: the clock the next segment starts from
+	 * (not fed to the end when lazy: the next segment's runs the clock
+	 * over this one if it needs it) */
 	clock_end.seg = NULL;
-	if (rc == WALK_DONE && (k.clock_own || k.clock_known)) {
+	if (rc == WALK_DONE && !k.lazy && (k.clock_own || k.clock_known)) {
 		clock_end.seg = seg;
 		clock_end.data = seg->data;
 		clock_end.queue = seg->queue;
