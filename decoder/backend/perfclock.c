@@ -960,12 +960,8 @@ static int on_bad_packet(struct perfclock *c, const struct ptd_event *ev)
 	while (!c->bad_seen) {
 		int rc;
 
-		if (c->psb_wait) {
-			if (ev->ip != c->psb_ip)
-				return -1;
-			c->psb_wait = 0;
-			return psb_end(c) ? -1 : STATE;
-		}
+		if (c->psb_wait)
+			return stop_at_psb(c, ev);
 		if (c->pend)
 			return -1;
 		rc = fetch(c);

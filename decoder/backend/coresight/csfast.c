@@ -800,6 +800,13 @@ static void walk_packet(struct csf_src *s, const struct csf_pkt *p)
 
 /* ---- the packet scan ---------------------------------------------------- */
 
+/* An address the walk does not follow: one in the last page of the
+ * address space, or with an ISA other than the one it decodes. */
+static inline int addr_unsure(const ocsd_etmv4_i_pkt *p)
+{
+	return p->v_addr.val >= ~(ocsd_vaddr_t)0 - 0xfff || p->v_addr_ISA;
+}
+
 /* Whether the walk follows packet p of a synchronised source with
  * certainty (see csfast.h). */
 static int scan_ok(struct csf_src *s, const ocsd_etmv4_i_pkt *p)
@@ -808,8 +815,7 @@ static int scan_ok(struct csf_src *s, const ocsd_etmv4_i_pkt *p)
 	int ctx = t == ETM4_PKT_I_CTXT || t == ETM4_PKT_I_ADDR_CTXT_L_64IS0 ||
 		  t == ETM4_PKT_I_ADDR_CTXT_L_32IS0;
 
-	if (is_addr_pkt(t) && (p->v_addr.val >= ~(ocsd_vaddr_t)0 - 0xfff ||
-			       p->v_addr_ISA))
+	if (is_addr_pkt(t) && addr_unsure(p))
 		return 0;
 	if (ctx && !p->context.SF)
 		return 0;
@@ -1052,8 +1058,7 @@ static ocsd_datapath_resp_t pkt_in(const void *ctx, const ocsd_datapath_op_t op,
 			return s->f->d->nomem ? OCSD_RESP_FATAL_SYS_ERR
 					      : OCSD_RESP_CONT;
 		CASE_ADDRS:
-			if (p->v_addr.val >= ~(ocsd_vaddr_t)0 - 0xfff ||
-			    p->v_addr_ISA) {
+			if (addr_unsure(p)) {
 				s->f->failed = 1;
 				s->direct_ok = 0;
 				return OCSD_RESP_CONT;
