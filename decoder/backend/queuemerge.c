@@ -23,6 +23,8 @@ struct qm_queue {
 	size_t fdefer, ndefer, cdefer;
 	/* branch order: the last instruction handed out was a branch */
 	int after_branch, bcond;
+	int after_overflow;     /* after an overflow: the next instruction
+				 * is perf's trace begin */
 	uint64_t bkey, bnext;
 	int newblock;           /* blocks: ev starts a block with a new key */
 };
@@ -249,7 +251,9 @@ static int sticks(const struct ptd_event *ev, int stick, int turn)
 /* Branch order with perf's clock: perf's states in its branch mode are
  * the taken branches (a state where the branch went, keyed by the
  * branch's time: the view lists a branch when it sees its target), trace
- * starts and stops, interrupts, and the states before events
+ * starts and stops (the first instruction after an overflow that says
+ * where the trace resumes is perf's trace begin), interrupts, and the
+ * states before events
  * (perfclock.h); the instructions between them flow on.  Whether ev is
  * such a state, and its key. */
 static int branch_state(const struct qm_queue *q, uint64_t *key)
@@ -268,7 +272,7 @@ static int branch_state(const struct qm_queue *q, uint64_t *key)
 		return !q->bcond || ev->kind != PTD_EV_INSN || ev->ip != q->bnext;
 	}
 	*key = q->key;
-	return ev->kind != PTD_EV_INSN;
+	return ev->kind != PTD_EV_INSN || q->after_overflow;
 }
 
 /* After handing out ev: is the queue after a branch instruction? */
@@ -281,6 +285,8 @@ static void note_branch(struct qm_queue *q, const struct ptd_event *ev)
 	default:
 		break;
 	}
+	q->after_overflow = ev->kind == PTD_EV_OVERFLOW && ev->ip &&
+			    !(ev->flags & PTD_EVF_IP_SUPPRESSED);
 	q->after_branch = ev->kind == PTD_EV_INSN && ev->iclass != PTD_IC_OTHER &&
 			  ev->iclass != PTD_IC_UNKNOWN && ev->iclass != PTD_IC_PTWRITE;
 	q->bkey = q->key;

@@ -26,6 +26,8 @@
  * that says where it went, so a view pairing them finds them together;
  * when that one comes before its turn and is a branch itself, the queue
  * then waits for its turn (the view keeps a pending branch per queue).
+ * The first instruction after an overflow that says where the trace
+ * resumes waits for its turn too: perf's trace begin is there.
  */
 #ifndef PTD_QUEUEMERGE_H
 #define PTD_QUEUEMERGE_H

@@ -30,6 +30,10 @@ struct view {
 	struct ptd_event pend;      /* last instruction, for branches/calls */
 	struct ptd_event bctx;      /* a branch line's context (branch_ctx) */
 	int have_pend;
+	int have_resume;
+	struct ptd_event resume;    /* --branches: an overflow that says
+				     * where the trace resumes, listed as a
+				     * trace begin at its first instruction */
 	int depth;
 	int32_t depth_tid;
 	struct fcache_ent *fc;      /* direct-mapped, 2^FCACHE_BITS */
@@ -45,6 +49,8 @@ struct view {
 		int32_t tid;
 		int have_pend;      /* its pending instruction, while */
 		struct ptd_event pend;  /* another queue's events come */
+		int have_resume;    /* resume, while another queue's */
+		struct ptd_event resume;
 	} *qd;
 	size_t nqd, qdcap;
 	long qd_cur;                /* queue whose depth is in depth, -1 */
@@ -431,6 +437,27 @@ static const char *branch_kind(struct view *v, const struct ptd_event *p,
 	}
 }
 
+/* An overflow event that says where the trace resumes. */
+static int overflow_resumes(const struct ptd_event *ev)
+{
+	return ev->kind == PTD_EV_OVERFLOW && ev->ip && !(ev->flags & PTD_EVF_IP_SUPPRESSED);
+}
+
+/* Whether the pending instruction can have gone to `to`, where the
+ * trace resumes after an overflow: a direct branch only to its target
+ * or the next instruction; otherwise packets were lost in between and
+ * where it went is unknown. */
+static int overflow_target(struct view *v, const struct ptd_event *p, uint64_t to)
+{
+	struct ptd_branch_info bi;
+
+	if (to == p->ip + p->size)
+		return 1;
+	if (ptd_disasm_branch(v->dis, p, &bi) < 0)
+		return 0;
+	return !bi.has_target || bi.target == to;
+}
+
 /* Where a branch line is said to be: the thread and CPU of what came
  * after it, the time of the branch (perf's branch samples), which a
  * timing packet before its target may not have. */
@@ -619,21 +646,45 @@ static void queue_depth(struct view *v, uint32_t q)
 			v->qd[v->nqd].depth = 0;
 			v->qd[v->nqd].tid = -2;
 			v->qd[v->nqd].have_pend = 0;
+			v->qd[v->nqd].have_resume = 0;
 		}
 	}
 	if (v->qd_cur >= 0) {
 		v->qd[v->qd_cur].depth = v->depth;
 		v->qd[v->qd_cur].tid = v->depth_tid;
 		v->qd[v->qd_cur].have_pend = v->have_pend;
+		v->qd[v->qd_cur].have_resume = v->have_resume;
+		if (v->have_resume)
+			v->qd[v->qd_cur].resume = v->resume;
 		if (v->have_pend)
 			v->qd[v->qd_cur].pend = v->pend;
 	}
 	v->depth = v->qd[q].depth;
 	v->depth_tid = v->qd[q].tid;
 	v->have_pend = v->qd[q].have_pend;
+	v->have_resume = v->qd[q].have_resume;
+	if (v->have_resume)
+		v->resume = v->qd[q].resume;
 	if (v->have_pend)
 		v->pend = v->qd[q].pend;
 	v->qd_cur = (long)q;
+}
+
+/* Events that leave the flow where it was (flow_step returns early for
+ * them): a trace begin after an overflow waits past them. */
+static int resume_waits(const struct ptd_event *ev)
+{
+	switch (ev->kind) {
+	case PTD_EV_SWITCH:
+	case PTD_EV_EXEC_MODE:
+	case PTD_EV_TIME:
+		return 1;
+	case PTD_EV_PAGING:
+	case PTD_EV_TSX:
+		return !!(ev->flags & PTD_EVF_STATUS);
+	default:
+		return 0;
+	}
 }
 
 /* Branch and call views: look at the pending instruction once we know
@@ -658,6 +709,11 @@ static void flow_step(struct view *v, const struct ptd_event *ev)
 		v->depth = 0;
 		v->depth_tid = ev->tid;
 	}
+	if (v->have_resume && !resume_waits(ev)) {
+		if (ev->kind == PTD_EV_INSN)
+			print_branch(v, "trace-begin", 0, v->resume.ip, &v->resume);
+		v->have_resume = 0;
+	}
 	if (v->have_pend) {
 		if (ev->kind == PTD_EV_INSN) {
 			to = ev->ip;
@@ -674,6 +730,11 @@ static void flow_step(struct view *v, const struct ptd_event *ev)
 			/* the branch retired, then tracing stopped, an
 			 * interrupt came or trace was lost (a gap): ev->ip is
 			 * where execution went on */
+			to = ev->ip;
+			kind = branch_kind(v, p, to);
+		} else if (overflow_resumes(ev) && overflow_target(v, p, ev->ip)) {
+			/* the packets before the OVF gave the branch's
+			 * outcome; the trace resumes where it went */
 			to = ev->ip;
 			kind = branch_kind(v, p, to);
 		}
@@ -751,6 +812,13 @@ static void flow_step(struct view *v, const struct ptd_event *ev)
 			perfetto_loss(v, ev);
 		else
 			print_event(v, ev);
+		/* an overflow that says where the trace resumes: perf
+		 * begins the trace there again, at its time, in the
+		 * timeline's place of the first instruction (queuemerge.h) */
+		if (v->o.kind == VIEW_BRANCHES && overflow_resumes(ev)) {
+			v->resume = *ev;
+			v->have_resume = 1;
+		}
 		break;
 	default:
 		break;

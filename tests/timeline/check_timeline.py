@@ -10,17 +10,23 @@ against two oracles, on a `ptsynth record --cpus NCPUS` recording of CMD
 per CPU):
 
  1. perf script (Linux perf's own Intel PT decoder, --itrace=i0ns and
-    --itrace=b with cpu, tid and time): ptdecode --insn and --branches,
+    --itrace=be with cpu, tid and time): ptdecode --insn and --branches,
     with both decoders and -j1/-j2, list the same instructions (address,
     CPU, thread, time) in the same order: the interleaving across CPUs by
     time; --branches the same taken branches (kind, from, to) per thread
-    and, across CPUs, in perf's order with its CPU, thread and time (but
+    (each a step of the ground truth, below),
+    the same trace starts and stops per thread (with CPU and time; an
+    overflow's: the branch before it, a trace start where the trace
+    resumes) and, across CPUs, every line in perf's order with its CPU,
+    thread and time (but
     for branches right before a trace stop without an IP, which ptdecode
     lists when their thread runs again); --calls the calls of perf script
     --itrace=c (CPU, thread, time, target) in perf's order (the same
     exception);
  2. ptrace's ground truth: per thread, the instructions are expected.insn's
-    (split by expected.threads, "CPU TID" per line), each on its CPU.
+    (split by expected.threads, "CPU TID" per line), each on its CPU; each
+    branch --branches lists goes from an instruction to the one after it
+    there, in its order.
 
 Also: -j2 prints the same instruction lines as -j1 (with disassembly); the timeline
 really interleaves (the CPU changes many times), times
@@ -163,11 +169,17 @@ KIND = {'cond': 'jcc', 'jump': 'jmp', 'indirect': 'jmp', 'call': 'call',
         'trace-end': 'tr end async', 'trace-begin': 'tr strt'}
 
 
+OVERFLOWS = []    # perf script's "Overflow packet" errors (--itrace=be)
+
+
 def perf_branches(cap):
-    """(flags, from, to, cpu, tid, ns) of perf script --itrace=b."""
+    """(flags, from, to, cpu, tid, ns) of perf script --itrace=be (its
+    overflows kept in OVERFLOWS)."""
     seq = []
-    for p in perf_script(cap, 'b', 'cpu,tid,time,flags,ip,addr'):
+    for p in perf_script(cap, 'be', 'cpu,tid,time,flags,ip,addr'):
         line = ' '.join(p)
+        if 'Overflow packet' in line:
+            OVERFLOWS.append(line)
         if '=>' not in line:
             continue
         left, right = line.split('=>')
@@ -212,14 +224,17 @@ def ours_calls(out):
 
 
 def numbered(seq):
-    """The branches (not trace starts/stops) of seq, each with its thread's
-    count so far, and the (tid, k) of those listed right after a trace stop
-    of their thread (ptdecode's branches retired before a stop without an
-    IP, listed when the thread runs again)."""
+    """The entries of seq, each branch with (its thread, its thread's
+    count of branches so far), each trace start/stop with None, and the
+    (tid, k) of the branches listed right after a trace stop of their
+    thread (ptdecode's branches retired before a stop without an IP,
+    listed when the thread runs again)."""
     k, out, late, prev = {}, [], set(), {}
     for e in seq:
         tid = e[4]
-        if not e[0].startswith('tr '):
+        if e[0].startswith('tr '):
+            out.append((None, e))
+        else:
             k[tid] = k.get(tid, 0) + 1
             out.append(((tid, k[tid]), e))
             if prev.get(tid) == 'tr end async':
@@ -229,23 +244,48 @@ def numbered(seq):
 
 
 def compare_branches(ours, theirs, what):
-    """Per thread: perf's branches in perf's order.  Across CPUs: perf's
-    interleaving and times, but for branches right before a trace stop
-    without an IP: ptdecode lists those when their thread runs again
-    (docs/ARCHITECTURE.md), perf at once."""
+    """Per thread: perf's branches in perf's order, and its trace starts
+    and stops (those after an overflow included) with their CPUs and
+    times.  Across CPUs: the branches and trace starts in perf's
+    interleaving with its times, but for branches right before a trace
+    stop without an IP: ptdecode lists those when their thread runs again
+    (docs/ARCHITECTURE.md), perf at once.  Trace stops are not in the
+    interleaving: ptdecode lists a stop that says where the branch before
+    it went with that branch, at the branch's place in the timeline."""
     o, parked = numbered(ours)
     t, _ = numbered(theirs)
     for tid in set(e[4] for _, e in t) | set(e[4] for _, e in o):
-        a = [e[:3] for _, e in o if e[4] == tid]
-        b = [e[:3] for _, e in t if e[4] == tid]
+        a = [e[:3] for n, e in o if e[4] == tid and n]
+        b = [e[:3] for n, e in t if e[4] == tid and n]
         if a != b:
             first_diff(a, b, what + ' --branches of thread %d' % tid, hexpos=(1, 2))
-    a = [e for n, e in o if n not in parked]
-    b = [e for n, e in t if n not in parked]
+        a = [e for n, e in o if e[4] == tid and not n]
+        b = [e for n, e in t if e[4] == tid and not n]
+        if a != b:
+            first_diff(a, b, what + ' --branches: trace starts/stops of thread %d' % tid,
+                       hexpos=(1, 2))
+    a = [e for n, e in o if n not in parked and not e[0].startswith('tr end')]
+    b = [e for n, e in t if n not in parked and not e[0].startswith('tr end')]
     if a != b:
         first_diff(a, b, what + ' --branches across CPUs', hexpos=(1, 2))
     late = set((e[4], e[5], e[2]) for n, e in o if n in parked and e[0] == 'call')
-    return len(t), len(parked), late
+    return (sum(1 for n, _ in t if n), sum(1 for n, _ in t if not n), len(parked),
+            late, sum(1 for n, e in t if not n and e[0] == 'tr strt'))
+
+
+def branches_in_truth(ours, truth, what):
+    """Per thread, each branch (from, to) ptdecode lists is a step from
+    one instruction to the next in the ground truth, in the truth's order
+    (those around overflows included)."""
+    for tid, seq in truth.items():
+        steps = iter(zip(seq, seq[1:]))
+        for e in ours:
+            if e[4] != tid or e[0].startswith('tr '):
+                continue
+            if not any(a[0] == e[1] and b[0] == e[2] for a, b in steps):
+                fail('%s --branches: thread %d\'s branch %s is no step of the ground '
+                     'truth (expected.insn) after the branches before it'
+                     % (what, tid, show(e, (1, 2))))
 
 
 def compare_calls(ours, theirs, late, what):
@@ -421,6 +461,8 @@ def main():
     if any(b[3] < a[3] for a, b in zip(theirs, theirs[1:])):
         fail('perf\'s times go back')
     pbr = [] if insn_only else perf_branches(cap)
+    if not insn_only and '--overflows' in rest[:rest.index('--')] and not OVERFLOWS:
+        fail('perf script shows no overflow in a recording made with --overflows')
     pcalls = [] if insn_only else perf_calls(cap)
     # the oracles agree with each other first
     for tid, seq in (truth or {}).items():
@@ -450,8 +492,10 @@ def main():
                 check_no_fallback(ptdecode, cap, dec, j, '--overflows' in rest[:rest.index('--')])
             if insn_only:
                 continue
-            nbr, nparked, late = compare_branches(
-                ours_branches(run(base + ['--branches', cap])), pbr, what)
+            obr = ours_branches(run(base + ['--branches', cap]))
+            nbr, ntrace, nparked, late, nbegin = compare_branches(obr, pbr, what)
+            if truth:
+                branches_in_truth(obr, truth, what)
             compare_calls(ours_calls(run(base + ['--calls', cap])), pcalls, late, what)
         if insn_only:
             continue
@@ -525,12 +569,14 @@ def main():
                 first_diff(lines, ref, '%s %s event lines' % (key[0], kind),
                            ('--decoder=%s -j%s' % key[1:], '--decoder=libipt -j1'))
     print('OK: %d instructions, %d branches (%d listed late, after a trace '
-          'stop) and %d calls on %s CPUs (%d CPU changes) equal perf script\'s timeline with '
+          'stop), %d trace starts/stops (%d starts; %d overflows) and %d calls on %s CPUs '
+          '(%d CPU changes) equal perf script\'s timeline with '
           'both decoders at -j1 and -j2; %d threads equal expected.insn; '
           '--per-queue and JSON checked; %d exec-mode events (of %d event lines) equal '
           'perf script -D\'s MODE.Exec packets and are the same with both decoders, '
           'merged and per queue, -j1 and -j2'
-          % (len(theirs), nbr, nparked, len(pcalls), ncpus, changes, nthreads,
+          % (len(theirs), nbr, nparked, ntrace, nbegin, len(OVERFLOWS), len(pcalls), ncpus,
+             changes, nthreads,
              sum(len(v) for v in pmodes.values()), len(events[('merged', 'libipt', '1')]))
           + ('' if truth else ' (a kept recording: no ground truth)'))
 
