@@ -49,6 +49,8 @@ struct perfclock {
 	uint64_t insn_cnt;             /* instructions since the last timing
 					* packet (perf: timestamp_insn_cnt) */
 	uint64_t sample, sample_insn_cnt;   /* perf's sample_timestamp */
+	uint64_t qkey;                 /* the queue's key (queuemerge's) */
+	uint64_t ev_tmax;              /* the decoder's latest event time */
 	/* the flow packet read and not yet consumed, and its TNT bits */
 	enum pk pend;
 	uint32_t tnt;
@@ -59,6 +61,8 @@ struct perfclock {
 					* rejects, at trace byte bad_at: the
 					* decode error there follows */
 	uint64_t bad_at;
+	struct cur pkt_at;             /* where the packet step() read last
+					* begins */
 	uint64_t last_ip;
 	uint32_t last_ipc;             /* its packet's IP compression */
 	/* perf's decoder resumed after an overflow at a PSB+'s FUP without
@@ -510,6 +514,7 @@ static enum pk step(struct perfclock *c)
 		if (n <= 0)
 			return n ? PK_OTHER : PK_NONE;
 	} while (k.type == PK_PAD);
+	c->pkt_at = at;
 	switch (k.type) {
 	case PK_TSC: on_tsc(c, k.payload); break;
 	case PK_TMA: on_tma(c, &k); break;
@@ -952,7 +957,8 @@ static uint64_t estimate(const struct perfclock *c)
  * it when the flow needs the packet; 2.1 right after the instruction
  * that used the last flow packet before it, with the IP the flow went on
  * to: perf reads on to the bad packet first (through a PSB+ whose FUP is
- * that IP, a state of its own).  0, STATE or -1. */
+ * that IP, a state of its own).  NO_KEY (an error state), STATE or
+ * -1. */
 static int on_bad_packet(struct perfclock *c, const struct ptd_event *ev)
 {
 	if (!(ev->flags & PTD_EVF_RESYNCED))
@@ -970,10 +976,13 @@ static int on_bad_packet(struct perfclock *c, const struct ptd_event *ev)
 		if (rc)
 			return -1;
 	}
-	if (ev->addr != c->bad_at)
+	/* while tracing was off the decoder may resume at the TIP.PGE after
+	 * the bad packet: perf's decoder reads on to the same, in sync */
+	if (ev->addr != c->bad_at &&
+	    (c->pend != PK_PGE || ev->addr != byte_at(c, c->pkt_at)))
 		return -1;
 	c->bad_seen = 0;
-	return 0;
+	return NO_KEY;          /* an error state: intel-pt.c decodes on */
 }
 
 /* 0: ev is timed (c->sample); 1: also keyed by *key; STATE; NO_KEY;
@@ -1058,6 +1067,25 @@ static int on_event(struct perfclock *c, const struct ptd_event *ev,
 	}
 }
 
+/* Whether the decoder took ev's thread from the sideband (a host
+ * thread, not a guest's): it names the thread at its own time, or, when
+ * its clock went back (CYC without MTC, then a PSB+'s TSC), keeps the
+ * one at the latest time it reached.  Either may lie on the other side
+ * of a switch from perf's time for ev. */
+static int sideband_named(const struct perfclock *c, const struct ptd_event *ev)
+{
+	int32_t pid, tid;
+
+	if (!c->sb || c->cpu < 0 || !c->params.have_time ||
+	    !(ev->flags & PTD_EVF_TIME_VALID))
+		return 0;
+	if (!sideband_task_at(c->sb, c->cpu, ev->time, &pid, &tid) &&
+	    pid == ev->pid && tid == ev->tid)
+		return 1;
+	return !sideband_task_at(c->sb, c->cpu, c->ev_tmax, &pid, &tid) &&
+	       pid == ev->pid && tid == ev->tid;
+}
+
 int perfclock_time(struct perfclock *c, const struct ptd_event *ev,
 		   struct perfclock_at *at)
 {
@@ -1093,22 +1121,21 @@ int perfclock_time(struct perfclock *c, const struct ptd_event *ev,
 		at->key = 0;            /* below the queue's key: kept */
 	else if (rc != 1)
 		at->key = c->sample;
-	/* perf switches threads at a record's time: its states from then on
-	 * have the new one (a host thread the decoder took from the sideband
-	 * at its own time; not a guest's).  A trace stop too: with CYC and
-	 * no MTC the decoder's clock may put it after a switch that perf's
-	 * has after it, the stop then still the thread's that ran before */
+	if (rc == 1 || (rc != NO_KEY && at->key > c->qkey))
+		c->qkey = at->key;
+	/* perf switches a queue's thread when it handles a switch record,
+	 * before the queue's key reaches the record's time: perf's states
+	 * (instructions, trace starts and stops, interrupts, overflows,
+	 * errors) have the thread of the queue's key */
 	at->have_task = 0;
-	if ((ev->kind == PTD_EV_INSN || ev->kind == PTD_EV_DISABLED) && c->sb &&
-	    c->cpu >= 0 && c->params.have_time && (ev->flags & PTD_EVF_TIME_VALID)) {
-		int32_t pid, tid;
-
-		at->have_task =
-			!sideband_task_at(c->sb, c->cpu, ev->time, &pid, &tid) &&
-			pid == ev->pid && tid == ev->tid &&
-			!sideband_task_at(c->sb, c->cpu, perfclock_ns(c, at->key),
-					  &at->pid, &at->tid);
-	}
+	if (ev->flags & PTD_EVF_TIME_VALID && ev->time > c->ev_tmax)
+		c->ev_tmax = ev->time;
+	if (ev->kind != PTD_EV_PAGING && ev->kind != PTD_EV_EXEC_MODE &&
+	    ev->kind != PTD_EV_SWITCH && ev->kind != PTD_EV_TIME &&
+	    sideband_named(c, ev))
+		at->have_task = !sideband_task_at(c->sb, c->cpu,
+						  perfclock_ns(c, c->qkey),
+						  &at->pid, &at->tid);
 	return 0;
 }
 

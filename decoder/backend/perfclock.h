@@ -59,7 +59,7 @@ struct perfclock_at {
 	int assign;        /* perf sets the queue's key to key (the estimated
 			    * TSC of a trace start) rather than raising it */
 	int have_task;     /* the thread perf gives the event (the sideband's
-			    * at key), when known */
+			    * at the queue's key), when known */
 	int32_t pid, tid;
 };
 
@@ -73,8 +73,9 @@ struct perfclock_at {
  * TraceStop, and those whose flow it does not model: PTWRITE, power
  * events, block items, ...), where an AUXTRACE buffer does not
  * continue the one before or ends inside a packet, at a decode error
- * (but for a bad packet the decoder resumed past in place, which perf's
- * decoder steps over as this clock does) or overflow event, at a gap event with flow packets after it (not at a
+ * (but for a bad packet the decoder resumed past in place, or while
+ * tracing was off at the TIP.PGE after it, which perf's decoder steps
+ * over as this clock does) or overflow event, at a gap event with flow packets after it (not at a
  * queue's end), and where the decoder's events need a packet the trace
  * does not hold next (a decoder that resynchronized elsewhere than
  * perf). */

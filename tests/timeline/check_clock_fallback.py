@@ -31,7 +31,14 @@ NCPUS` recording of CMD:
     without the PSB; perf walks to the next PSB through those packets,
     keeping their timing, and so does the clock): both decoders at -j1
     list every line (address, CPU, thread, time) as perf script does,
-    with no clock fallback.
+    with no clock fallback;
+ 4. no fallback where a bad packet comes while tracing is off (clock_mutate.py
+    badoff: between a trace stop and the TIP.PGE after it; the decoders
+    resume at that TIP.PGE, perf's decoder steps over the bad packet and
+    reads on to it): both decoders at -j1 and -j2 list one error, at
+    perf's time for it, and every line (address, CPU, thread, time) as
+    perf script does, with no clock fallback; --branches' trace begins
+    (CPU, thread, time, address) are perf script --itrace=b's.
 Exit 0 = pass, 1 = fail, 77 = skipped (reason printed).
 """
 import os
@@ -87,6 +94,38 @@ def ours(ptdecode, cap, dec, j, opts=()):
     st = dict(re.findall(r'^([a-z ]+): (\d+)$', r.stdout, re.M))
     warns = [l for l in r.stderr.splitlines() if 'merged timeline:' in l]
     return seq, st, warns, err
+
+
+def perf_begins(cap):
+    """perf script's trace begins (cpu, tid, ns, to) and its error times."""
+    out = run(['perf', 'script', '-i', os.path.join(cap, 'perf.data'), '--itrace=be',
+               '-F', 'cpu,tid,time,flags,ip,addr', '--ns']).stdout
+    begins, errs = [], []
+    for line in out.splitlines():
+        p = line.split()   # TID [CPU] TIME: tr strt FROM => TO
+        if len(p) >= 7 and p[3:5] == ['tr', 'strt']:
+            begins.append((int(p[1].strip('[]')), int(p[0]), ns(p[2]), int(p[-1], 16)))
+        m = re.search(r'instruction trace error .* time (\d+\.\d+) ', line)
+        if m:
+            errs.append(ns(m.group(1)))
+    return begins, errs
+
+
+def ours_begins(ptdecode, cap, dec, j):
+    """ptdecode --branches' trace begins (cpu, tid, ns, to) and its error
+    lines' times."""
+    out = run([ptdecode, '-q', '--decoder=' + dec, '-j', j, '-t', '--no-sym',
+               '--branches', cap]).stdout
+    begins, errs = [], []
+    for line in out.splitlines():
+        p = line.split()   # 0 -> TO trace-begin [CPU] PID/TID TIME
+        if len(p) >= 7 and p[3] == 'trace-begin':
+            begins.append((int(p[4].strip('[]')), int(p[5].split('/')[1]), ns(p[6]),
+                           int(p[2], 16)))
+        m = re.match(r'\[error .* time=(\d+\.\d+)', line)
+        if m:
+            errs.append(ns(m.group(1)))
+    return begins, errs
 
 
 def mutated(cap, mode):
@@ -203,6 +242,32 @@ def main():
         else:
             print('OK --decoder=%s, CPU 1 without its first PSB: %d lines = perf '
                   'script\'s, no clock fallback' % (dec, len(seq)))
+    # 4. a bad packet while tracing is off
+    off = mutated(cap, 'badoff')
+    theirs = perf_insns(off)
+    pbegins, perr = perf_begins(off)
+    for dec in ('fast', 'libipt'):
+        for j in ('1', '2'):
+            seq, st, warns, err = ours(ptdecode, off, dec, j)
+            k = next((i for i, (x, y) in enumerate(zip(seq, theirs)) if x != y),
+                     min(len(seq), len(theirs)))
+            begins, errs = ours_begins(ptdecode, off, dec, j)
+            if seq != theirs or st.get('clock fallback queues') != '0' or warns or \
+                    err is None or int(st.get('errors', 0)) != 1 or \
+                    begins != pbegins or errs != perr:
+                kb = next((i for i, (x, y) in enumerate(zip(begins, pbegins)) if x != y),
+                          min(len(begins), len(pbegins)))
+                fail('--decoder=%s -j%s, a bad packet on CPU 1 while tracing is off: %d '
+                     'lines, perf script %d, first difference at %d; error line %s, errors '
+                     '%s, clock fallback queues %s, warnings %s; trace begins %d, perf %d, '
+                     'first difference at %d %s; error times %s, perf %s'
+                     % (dec, j, len(seq), len(theirs), k, err, st.get('errors'),
+                        st.get('clock fallback queues'), warns, len(begins), len(pbegins),
+                        kb, begins[kb:kb + 1] + pbegins[kb:kb + 1], errs, perr))
+            else:
+                print('OK --decoder=%s -j%s, a bad packet on CPU 1 while tracing is off: '
+                      '%d lines and %d trace begins = perf script\'s (error line at %d, at '
+                      'perf\'s time), no clock fallback' % (dec, j, len(seq), len(begins), err))
     return 1 if FAILS else 0
 
 

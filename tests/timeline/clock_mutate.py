@@ -11,6 +11,10 @@ followed packet by packet from the queue's start.  Prints what it did.
   badpkt  the byte right after the PSBEND of a PSB+ in the middle of
           CPU's trace becomes a TIP with reserved IP compression (0xad):
           a decode error there
+  badoff  a MODE.Exec right after a TIP.PGD (tracing off) in the middle
+          of CPU's trace becomes a TIP with reserved IP compression and a
+          PAD: a decode error while tracing is off (the mode is the one
+          the PSB+ gave, so the flow stays the same)
 """
 import struct
 import sys
@@ -64,6 +68,25 @@ def main():
         data[at] = 0xad
         print("CPU %d: bad TIP after PSB+ %d of %d at file offset %#x"
               % (cpu, len(ends) // 2, len(ends), at))
+    elif mode == "badoff":
+        # TSC (and TMA with MTC), MODE.Exec, TIP.PGE: the trace resuming
+        # after a stop (the TSC's opcode before, the TIP.PGE's after: no
+        # TNT payload looks like that)
+        offs = []
+        for start, n in bufs:
+            i = data.find(bytes([0x99, 0x01]), start + 15, start + n - 2)
+            while i >= 0:
+                tsc = data[i - 8] == 0x19 or \
+                    (data[i - 7:i - 5] == bytes([0x02, 0x73]) and data[i - 15] == 0x19)
+                if tsc and data[i + 2] & 0x1f == 0x11:
+                    offs.append(i)
+                i = data.find(bytes([0x99, 0x01]), i + 1, start + n - 2)
+        if len(offs) < 3:
+            sys.exit("CPU %d's trace resumes only %d times" % (cpu, len(offs)))
+        at = offs[len(offs) // 2]
+        data[at:at + 2] = bytes([0xad, 0x00])
+        print("CPU %d: bad TIP while tracing is off, before resume %d of %d at file "
+              "offset %#x" % (cpu, len(offs) // 2, len(offs), at))
     else:
         sys.exit("unknown mode " + mode)
     open(dst, "wb").write(data)
