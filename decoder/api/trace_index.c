@@ -288,7 +288,11 @@ static int is_stop_kind(int kind)
 
 /* ---- pieces of PSB segments, summarized by the workers ---- */
 
-/* One thread's part of one segment. */
+/* One thread's part of one segment.  The walk gives contexts' times
+ * (FASTPT_SINK_CTX_TIME): time0 is exact (a part starts with a context
+ * or a stop), time_last and a frame's time are its context's start (the
+ * same image as the instruction's time); last_times makes each thread's
+ * last time exact. */
 struct part {
 	int32_t tid, pid;
 	uint64_t first_ip, time0, time_last;
@@ -924,7 +928,8 @@ static void run_worker(struct bjob *j, int joiner)
 			break;
 		ss.rd = rd;
 		sum_start(&ss, &j->res[i]);
-		rc = fastpt_reader_decode_sink(rd, i, summarize, &ss);
+		rc = fastpt_reader_decode_sink(rd, i, summarize, &ss,
+					       FASTPT_SINK_CTX_TIME);
 		if (rc == 1) {
 			__atomic_store_n(&j->fail, 1, __ATOMIC_RELAXED);
 			break;
@@ -949,6 +954,57 @@ static void *build_worker(void *arg)
 {
 	run_worker(arg, 0);
 	return NULL;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Each thread's last time from its last segment decoded again with the
+ * blocks' own times (the summaries have the start of the last context).
+ * Returns 0 or a negative error. */
+static int last_times(struct ptd_index *ix, struct backend *be,
+		      struct imgstore *img)
+{
+	struct sumstate ss = { .st = img };
+	struct fastpt_reader *rd;
+	struct segres r = { 0 };
+	uint32_t *segs;
+	size_t i, k, n = 0;
+	int rc = 0;
+
+	segs = malloc((ix->nti ? ix->nti : 1) * sizeof(*segs));
+	if (!segs || fastpt_reader_new(be, &rd)) {
+		free(segs);
+		return PTD_ERR_NOMEM;
+	}
+	for (i = 0; i < ix->nti; i++)
+		if (ix->ti[i].nps && ix->ti[i].ps[ix->ti[i].nps - 1].seg != TIX_SEG_NONE)
+			segs[n++] = ix->ti[i].ps[ix->ti[i].nps - 1].seg;
+	util_sort(segs, n, sizeof(*segs), cmp_u32);
+	for (i = 0; i < n && !rc; i++) {
+		if (i && segs[i] == segs[i - 1])
+			continue;
+		ss.rd = rd;
+		sum_start(&ss, &r);
+		rc = fastpt_reader_decode_sink(rd, segs[i], summarize, &ss, 0);
+		for (k = 0; !rc && !r.fail && k < r.n; k++) {
+			struct tix_tinfo *t = tinfo_of(ix, r.p[k].tid, r.p[k].pid);
+
+			if (t && t->nps && t->ps[t->nps - 1].seg == segs[i])
+				t->last_time = r.p[k].time_last;
+		}
+		segres_clear(&r);
+		r.fail = 0;
+		if (rc > 0)       /* decoded before: keep the context's time */
+			rc = 0;
+	}
+	fastpt_reader_free(rd);
+	free(segs);
+	return rc;
 }
 
 /* The index from the fast decoder's segments, decoded on the session's
@@ -1003,6 +1059,8 @@ static int build_fast(struct ptd_index *ix)
 		rc = j.err;
 	else if (j.fail || j.joined < j.nsegs)
 		rc = 1;
+	else
+		rc = last_times(ix, j.be, j.img);
 	segres_free(j.res, j.nsegs);
 	free(j.dropped);
 	free(cs.slot);

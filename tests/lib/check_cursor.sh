@@ -3,7 +3,8 @@
 #   decode on a generated 2 M-instruction trace;
 # check_cursor.sh ORACLE pieces BENCHGEN KIND: on a generated 3 M-instruction
 #   trace (KIND-mtc: with MTC and TSC packets, a new time every few
-#   blocks), an index of PSB pieces (decoded again on demand) saved
+#   blocks; KIND-cyc: with CYC packets too, a new time nearly every
+#   block), an index of PSB pieces (decoded again on demand) saved
 #   beside the trace and read back by a second session, with searches
 #   for addresses anywhere (the pieces' code summaries skip most pieces);
 # check_cursor.sh ORACLE lines PTSYNTH FX_LOOP: a ptsynth recording of a
@@ -26,9 +27,10 @@ gen)
     "$tool" "$arg" 2000000 "$tmp/t.ptd" 11 >/dev/null
     exec "$oracle" "$tmp/t.ptd" 2000 ;;
 pieces)
-    # KIND-mtc: with timing packets (a context, and time, every few blocks)
+    # KIND-mtc, KIND-cyc: with timing packets (a new time every few blocks)
     case $arg in
     *-mtc) "$tool" --mtc "${arg%-mtc}" 3000000 "$tmp/t.ptd" 13 >/dev/null ;;
+    *-cyc) "$tool" --mtc --cyc "${arg%-cyc}" 3000000 "$tmp/t.ptd" 13 >/dev/null ;;
     *) "$tool" "$arg" 3000000 "$tmp/t.ptd" 13 >/dev/null ;;
     esac
     exec "$oracle" "$tmp/t.ptd" 1000 - need-pieces index-file far-finds ;;

@@ -7,6 +7,7 @@
  * x86 a system call or other instruction followed by another place is a
  * signal delivery, two frames: the interrupted one and the trampoline's;
  * a syscall after mov $15,%rax, rt_sigreturn, is a return).
+ * The index's threads have the linear decode's first and last times.
  * At SAMPLES random positions the cursor (seek by position, instruction
  * number and time) must give the same instruction, time and stack
  * (call sites and return addresses, then one unknown frame); walks
@@ -394,6 +395,12 @@ int main(int argc, char **argv)
 		CHECK(it.tid == t->tid && it.positions == t->n,
 		      "thread %d: index %" PRIu64 " positions, linear %zu",
 		      t->tid, it.positions, t->n);
+		CHECK(!t->n || (it.first_time == t->r[0].time &&
+				it.last_time == t->r[t->n - 1].time),
+		      "thread %d: index times %" PRIu64 "..%" PRIu64
+		      ", linear %" PRIu64 "..%" PRIu64, t->tid, it.first_time,
+		      it.last_time, t->n ? t->r[0].time : 0,
+		      t->n ? t->r[t->n - 1].time : 0);
 		total += t->n;
 		for (j = 1; j < t->n; j++)
 			if (t->r[j].time && t->r[j].time < t->r[j - 1].time)

@@ -104,6 +104,7 @@ struct worker {
 	int (*sink)(void *arg, const struct ptd_block *recs, size_t n);
 	void *sink_arg;
 	int sink_err;
+	int sink_ctx_time;         /* FASTPT_SINK_CTX_TIME: lazy clock */
 	/* workers sit side by side in an array: keep one's counters off the
 	 * cache line of the next one's epoch (false sharing slows -j2
 	 * badly) */

@@ -123,15 +123,17 @@ int fastpt_reader_decode(struct fastpt_reader *r, size_t ord)
 }
 
 int fastpt_reader_decode_sink(struct fastpt_reader *r, size_t ord,
-			      fastpt_sink_fn sink, void *arg)
+			      fastpt_sink_fn sink, void *arg, unsigned int flags)
 {
 	int rc;
 
 	r->w.sink = sink;
 	r->w.sink_arg = arg;
 	r->w.sink_err = 0;
+	r->w.sink_ctx_time = !!(flags & FASTPT_SINK_CTX_TIME);
 	rc = decode(r, ord);
 	r->w.sink = NULL;
+	r->w.sink_ctx_time = 0;
 	if (!rc && !r->w.sink_err)
 		r->w.sink_err = sink(arg, r->out.recs, r->out.nrecs);
 	r->out.nrecs = 0;

@@ -128,10 +128,17 @@ static inline uint32_t *fastpt_blk_mark(const void *b)
  * they are still in the processor's caches; none are kept (nrecs is 0
  * after).  Within sink, fastpt_reader_ctx and fastpt_reader_brief
  * read the records sink is given.  sink returns 0 or -1 (memory: the
- * decode returns PTD_ERR_NOMEM). */
+ * decode returns PTD_ERR_NOMEM).  flags FASTPT_SINK_CTX_TIME: the walk
+ * runs its clock lazily as count-only decoding does, so a context's time
+ * is the flow's where the context starts (a segment's start, each TSC
+ * packet and change of thread or address space starts one) and a later
+ * block of it may be later; a block's code is the same over its
+ * segment's span (fblock_valid), so the context's time reads the same
+ * image. */
+#define FASTPT_SINK_CTX_TIME 1u
 typedef int (*fastpt_sink_fn)(void *arg, const struct ptd_block *recs, size_t n);
 int fastpt_reader_decode_sink(struct fastpt_reader *r, size_t ord,
-			      fastpt_sink_fn sink, void *arg);
+			      fastpt_sink_fn sink, void *arg, unsigned int flags);
 
 /* Drops the last decoded segment's trace pages from the resident set. */
 void fastpt_reader_drop(const struct fastpt_reader *r);

@@ -95,7 +95,9 @@ struct walk {
 	/* the run being recorded for the memo (fastpt_memo.h) */
 	int rec;                  /* recording; cleared by anything impure */
 	int rec_tip;              /* the run ended with an indirect jump */
-	int count_only;           /* nothing reads the blocks' times */
+	int count_only;           /* nothing reads the blocks' times (a
+				   * FASTPT_SINK_CTX_TIME sink reads the
+				   * contexts') */
 	struct fblock *rec_start;
 	uint64_t rec_off, rec_last_ip, rec_epoch;
 	size_t rec_nrecs, rec_nevents;
@@ -293,7 +295,7 @@ static __attribute__((noinline)) void time_taken(struct walk *k, int valid, uint
 	k->last_tsc = tsc;
 	k->last_valid = valid;
 	k->now_stale = 1;
-	if (!k->fb->count_only)
+	if (!k->count_only)
 		k->ctx_dirty = 1;
 	update_context(k);
 }
@@ -2226,7 +2228,9 @@ static void walk_init(struct walk *k, struct worker *w, const struct fqueue *fq,
 	k->at.time = IMGSTORE_TIME_UNKNOWN;
 	k->now = IMGSTORE_TIME_UNKNOWN;
 	ftime_init(&k->tm);
-	k->count_only = w->fb->count_only;
+	/* a sink that reads contexts' times only (FASTPT_SINK_CTX_TIME)
+	 * times like count-only decoding */
+	k->count_only = w->fb->count_only || (w->sink && w->sink_ctx_time);
 	clock_free_update(k);
 	k->tcfg.mtc_freq = w->fb->p.mtc_freq;
 	k->tcfg.nom_freq = w->fb->p.nom_freq;
