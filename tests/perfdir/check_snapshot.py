@@ -20,7 +20,8 @@ them) and checks ptdecode against two oracles:
   rule cannot tell from trace lost) it is a reported gap (a warning line
   and snapshot gaps).
 With --cpus N in OPTS (a snapshot ring per simulated CPU, one AUX queue
-each, all snapshotted at the same moments as perf record -S does): overlaps and gaps are per CPU (the AUX records' CPUs), each gap is
+each, all snapshotted at the same moments as perf record -S does):
+overlaps and gaps are per CPU (the AUX records' CPUs), each gap is
 a gap event of its CPU's queue (JSON "cpu"), ptdecode's merged timeline
 lists perf script's lines (address, CPU, thread, time) in its order with
 both decoders at -j1 and -j2, needing no clock fallback (--stats), and
