@@ -15,6 +15,9 @@
 #include "ptgen.h"
 
 #define SYNTH_MAX_CPUS 64
+/* Snapshots a CPU lagging behind the others waits for; past that many,
+ * later ones skip it (as a ring with no new trace). */
+#define SYNTH_SNAP_DUE 32
 
 struct snapring;
 
@@ -23,6 +26,8 @@ struct synth_cpu {
 	uint64_t aux_offset;     /* AUX bytes written for this CPU */
 	struct snapring *snap;   /* --snapshot: this CPU's AUX ring (its owner's) */
 	uint64_t snap_tsc;       /* TSC at the end of its trace so far */
+	uint64_t snap_due[SYNTH_SNAP_DUE];  /* snapshots its clock has not reached */
+	int snap_ndue;
 	int idx;                 /* its number (perf's cpu and AUX index) */
 	int cur;                 /* thread on it (the recorder's index), -1 none yet */
 	uint64_t slice;          /* instructions since cur was switched in */

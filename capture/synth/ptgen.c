@@ -570,6 +570,11 @@ int ptgen_leave(struct ptgen *g, uint64_t ip, const struct ptgen_insn *in,
 	return emit_ip(g, ppt_tip_pgd, target, 0);
 }
 
+int ptgen_flush(struct ptgen *g)
+{
+	return cut(g);
+}
+
 int ptgen_finish(struct ptgen *g)
 {
 	int r = mtc_catch_up(g, g->tsc);

@@ -121,6 +121,10 @@ int ptgen_async_disable(struct ptgen *g, uint64_t next);
  * stopped tracing, ptgen_async_disable): PIP (NR=1) and VMCS, then tracing
  * resumes at ip as with ptgen_enable. */
 int ptgen_vm_entry(struct ptgen *g, uint64_t ip);
+/* Hands the bytes written so far to the flush callback now, in the middle
+ * of a piece (a snapshot of the AUX ring): the next piece goes on where
+ * this one ends, not at a PSB.  TNT bits not yet in a packet stay. */
+int ptgen_flush(struct ptgen *g);
 /* Flushes everything (final piece). */
 int ptgen_finish(struct ptgen *g);
 

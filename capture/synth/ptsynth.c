@@ -140,6 +140,7 @@ struct synth {
 	struct icache_ent *ic;
 	size_t ic_cap, ic_n;
 	uint64_t nsignals, ninterrupts, nswitches, nvm_exits, noverflows;
+	int snapping;         /* --snapshot: every CPU's ring being filled */
 	char err[512];
 	/* JIT code: clock pairs, executed dynamic code, jitdump copies */
 	struct jitconv *jc;
@@ -454,8 +455,7 @@ found:
 
 /* A snapshot of CPU c's AUX ring (perf record -S): the AUX record the
  * kernel writes in overwrite mode, then perf's AUXTRACE record with the
- * last --snapshot bytes, on c's queue.  Each CPU's ring takes its
- * snapshots as its own trace grows (snapring.h). */
+ * last --snapshot bytes, on c's queue. */
 static int write_snapshot(struct synth *s, struct synth_cpu *c)
 {
 	struct perfwrite_sid sid = sid_for(s, (uint32_t)s->pid, PT_ID);
@@ -472,6 +472,57 @@ static int write_snapshot(struct synth *s, struct synth_cpu *c)
 					  (uint32_t)c->idx);
 }
 
+/* CPU d's snapshot at time tsc (or at its last trace's time, if later):
+ * its trace so far goes into its ring, cut where it stands (ptgen_flush),
+ * and the ring is written if that gave it new trace. */
+static int snapshot_at(struct synth *s, struct synth_cpu *d, uint64_t tsc)
+{
+	int r;
+
+	s->snapping = 1;
+	r = ptgen_flush(d->gen);
+	s->snapping = 0;
+	if (r || !snapring_pending(d->snap))
+		return r;
+	if (d->snap_tsc < tsc)
+		d->snap_tsc = tsc;
+	return write_snapshot(s, d);
+}
+
+/* perf record -S snapshots every CPU's ring at one moment, when one ring's
+ * schedule (snapring.h) says so: at time tsc, CPU due's now; a CPU whose
+ * clock has passed tsc now too; one still behind it (its thread waiting
+ * to run on it at an earlier time) once its clock reaches tsc
+ * (snapshot_catch_up), so that the snapshot holds its trace up to then. */
+static int snapshot_all(struct synth *s, struct synth_cpu *due, uint64_t tsc)
+{
+	int r = write_snapshot(s, due);
+
+	for (int i = 0; i < s->cpus.n && !r; i++) {
+		struct synth_cpu *d = &s->cpus.c[i];
+
+		if (d == due)
+			continue;
+		if (ptgen_tsc(d->gen) >= tsc)
+			r = snapshot_at(s, d, tsc);
+		else if (d->snap_ndue < SYNTH_SNAP_DUE)
+			d->snap_due[d->snap_ndue++] = tsc;
+	}
+	return r;
+}
+
+/* The snapshots CPU d's clock has reached, in time order. */
+static int snapshot_catch_up(struct synth *s, struct synth_cpu *d)
+{
+	int r = 0;
+
+	while (!r && d->snap_ndue && d->snap_due[0] <= ptgen_tsc(d->gen)) {
+		r = snapshot_at(s, d, d->snap_due[0]);
+		memmove(d->snap_due, d->snap_due + 1, --d->snap_ndue * sizeof(d->snap_due[0]));
+	}
+	return r;
+}
+
 /* A piece of CPU c's trace: AUXTRACE on its queue, AUX on its CPU. */
 static int flush_piece(void *ctx, const uint8_t *data, size_t len,
 		       uint64_t tsc_first, uint64_t tsc_last)
@@ -483,8 +534,12 @@ static int flush_piece(void *ctx, const uint8_t *data, size_t len,
 	int r;
 
 	if (c->snap) {
-		c->snap_tsc = tsc_last;
-		return snapring_add(c->snap, data, len) ? write_snapshot(s, c) : 0;
+		/* (catch-up MTCs and PSBs after idle time carry earlier times) */
+		if (c->snap_tsc < tsc_last)
+			c->snap_tsc = tsc_last;
+		if (!snapring_add(c->snap, data, len) || s->snapping)
+			return 0;
+		return snapshot_all(s, c, tsc_last);
 	}
 	r = perfwrite_auxtrace(s->pw, data, len, c->aux_offset, tsc_first,
 			       (uint32_t)c->idx, (uint32_t)-1, (uint32_t)c->idx);
@@ -1258,6 +1313,8 @@ static void trace(struct synth *s, struct sched *sc)
 		}
 		if (s->cpus.n > 1)   /* it ran elsewhere or waited until then */
 			synth_cpus_catch_up(&s->cpus.c[s->cpu], t->free_tsc);
+		if (s->o.snapshot)
+			check(s, snapshot_catch_up(s, &s->cpus.c[s->cpu]), "a snapshot");
 		if (!ptgen_enabled(s->gen)) {
 			ptgen_advance(s->gen, KERNEL_CYCLES / 4);
 			check(s, ptgen_enable(s->gen, t->ip), "packet generation");
@@ -1649,10 +1706,16 @@ static void start_thread(struct synth *s, struct sched *sc)
 /* The end of the trace, perf.data's features and expected.insn closed. */
 static void finish_trace(struct synth *s, int argc, char **argv)
 {
+	s->snapping = s->o.snapshot != 0;
 	check(s, synth_cpus_finish(&s->cpus), "packet generation");
-	for (int c = 0; c < s->cpus.n; c++)
-		if (s->cpus.c[c].snap && snapring_pending(s->cpus.c[c].snap))
-			check(s, write_snapshot(s, &s->cpus.c[c]), "the last snapshot");
+	for (int c = 0; s->o.snapshot && c < s->cpus.n; c++) {
+		struct synth_cpu *d = &s->cpus.c[c];
+
+		/* the snapshots its clock never reached, then the last one */
+		for (int k = 0; k < d->snap_ndue; k++)
+			check(s, snapshot_at(s, d, d->snap_due[k]), "a snapshot");
+		check(s, snapshot_at(s, d, 0), "the last snapshot");
+	}
 	write_features(s, argc, argv);
 	if (s->o.ncpus > 1)
 		perfwrite_feat_nrcpus(s->pw, (uint32_t)s->o.ncpus, (uint32_t)s->o.ncpus);

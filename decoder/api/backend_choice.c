@@ -338,11 +338,17 @@ static int new_merged_ipt(const struct ptd_open_opts *o, struct input *in,
 	free(be);
 	free(clocks);
 	free(stops);
-	if (rc)
+	if (rc) {
 		util_errf(err, errlen, "out of memory");
-	else    /* a clock fallback while decoding: a session warning */
-		queuemerge_set_warn(*out, in->sink.warn, in->sink.ctx);
-	return rc;
+		return rc;
+	}
+	/* a clock fallback while decoding: a session warning */
+	queuemerge_set_warn(*out, in->sink.warn, in->sink.ctx);
+	/* snapshot gaps: perf decodes each CPU's queue as one */
+	for (i = 1; i < in->nqueues; i++)
+		if (in->queues[i].cont)
+			queuemerge_set_continues(*out, i);
+	return 0;
 }
 
 static int open_perf_pt(const struct ptd_open_opts *o, struct input *in,

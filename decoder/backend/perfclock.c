@@ -76,7 +76,33 @@ struct perfclock {
 	struct intelpt_params params;
 	const struct sideband *sb;
 	int32_t cpu;
+	/* the same queue of perf's before a snapshot gap: the timing its
+	 * decoder keeps past the gap (perfclock_continue) */
+	const struct perfclock *prev;
 };
+
+/* What perf's decoder keeps of its timing where it repositions to the
+ * next AUXTRACE buffer (intel_pt_reposition resets only the timestamp
+ * and TMA): CBR, the CYC reference and count, the MTC state. */
+static void carry_timing(struct perfclock *c)
+{
+	const struct perfclock *p = c->prev;
+
+	if (!p)
+		return;
+	c->tsc_timestamp = p->tsc_timestamp;
+	c->ctc_timestamp = p->ctc_timestamp;
+	c->ctc_delta = p->ctc_delta;
+	c->cyc_ref_timestamp = p->cyc_ref_timestamp;
+	c->cycle_cnt = p->cycle_cnt;
+	c->calc_cyc_to_tsc = p->calc_cyc_to_tsc;
+	c->cbr_cyc_to_tsc = p->cbr_cyc_to_tsc;
+	c->have_calc_cyc_to_tsc = p->have_calc_cyc_to_tsc;
+	c->last_mtc = p->last_mtc;
+	c->fixup_last_mtc = p->fixup_last_mtc;
+	c->cbr = p->cbr;
+	c->cbr_seen = p->cbr_seen;
+}
 
 /* The queue's trace byte at cu. */
 static uint64_t byte_at(const struct perfclock *c, struct cur cu)
@@ -524,6 +550,11 @@ static enum pk step(struct perfclock *c)
 		if (c->cbr != (unsigned)k.payload) {
 			c->cbr = (unsigned)k.payload;
 			c->cbr_cyc_to_tsc = c->cbr ? (double)c->max_nt / c->cbr : 0;
+			/* CYCs count on from here (Debian's 6.1 has
+			 * "perf intel-pt: Fix CYC timestamps after
+			 * standalone CBR", 430635a0ef1c) */
+			c->cyc_ref_timestamp = c->timestamp;
+			c->cycle_cnt = 0;
 		}
 		break;
 	case PK_PSB: c->in_psb = 1; c->last_ip = 0; break;
@@ -683,6 +714,9 @@ static int walk_to_psb(struct perfclock *c)
 	struct cur at;
 	enum pk k;
 
+	if (c->prev)    /* after a gap perf's decoder scans for the PSB */
+		return to_first_psb(c);
+
 	for (;;) {
 		at = c->at;
 		k = step(c);
@@ -696,6 +730,7 @@ static int walk_to_psb(struct perfclock *c)
 			memset((char *)c + offsetof(struct perfclock, timestamp), 0,
 			       offsetof(struct perfclock, params) -
 			       offsetof(struct perfclock, timestamp));
+			carry_timing(c);
 			c->why = NULL;
 			c->why_at = 0;
 			c->at.pi = 0;
@@ -1180,6 +1215,14 @@ const char *perfclock_lost(const struct perfclock *c, uint64_t *byte,
 uint64_t perfclock_ns(const struct perfclock *c, uint64_t tsc)
 {
 	return intelpt_tsc_to_perf(&c->params, tsc);
+}
+
+void perfclock_continue(struct perfclock *c, const struct perfclock *prev)
+{
+	if (c->started || !prev || prev->why)
+		return;
+	c->prev = prev;
+	carry_timing(c);
 }
 
 void perfclock_free(struct perfclock *c)

@@ -87,6 +87,13 @@ int perfclock_time(struct perfclock *c, const struct ptd_event *ev,
 const char *perfclock_lost(const struct perfclock *c, uint64_t *byte,
 			   int32_t *cpu);
 
+/* Clock c's queue goes on from prev's in perf's one queue (a snapshot
+ * gap split them, auxsnap.h): perf's decoder keeps its CBR, CYC and MTC
+ * state past the gap and resets its timestamp, and so does c.  Call
+ * before c's first use, once prev's queue has ended; nothing if prev
+ * parted from its events. */
+void perfclock_continue(struct perfclock *c, const struct perfclock *prev);
+
 /* A TSC value in perf-clock nanoseconds. */
 uint64_t perfclock_ns(const struct perfclock *c, uint64_t tsc);
 

@@ -27,6 +27,8 @@ struct qm_queue {
 				 * is perf's trace begin */
 	uint64_t bkey, bnext;
 	int newblock;           /* blocks: ev starts a block with a new key */
+	int cont;               /* continues the queue before it in perf's
+				 * one queue (a snapshot gap split them) */
 };
 
 struct qm_slot {
@@ -201,8 +203,11 @@ static int start(struct qmerge *m)
 	for (size_t i = 0; i < m->n; i++) {
 		struct qm_queue *q = &m->q[i];
 		uint64_t first, key;
-		int rc = fill(m, i);
+		int rc;
 
+		if (q->cont)    /* perf's queue decodes it after the one before */
+			continue;
+		rc = fill(m, i);
 		if (rc)
 			return rc;
 		q->newblock = 0;
@@ -299,6 +304,31 @@ static int is_turn(const struct qmerge *m, uint64_t key)
 	return (!m->hn || key <= m->heap[0].key) && key < next_stop(m);
 }
 
+/* The run's queue ended: perf's queue goes on into the next buffer, past
+ * the gap, in the same run (intel-pt.c reads the next AUXTRACE buffer,
+ * its decoder resynchronizes at the first PSB+ and returns a state
+ * there, raising the queue's timestamp).  Returns whether it goes on. */
+static int run_continues(struct qmerge *m)
+{
+	struct qm_queue *q = &m->q[m->run], *nq;
+	uint64_t first;
+
+	if ((size_t)m->run + 1 >= m->n || !m->q[m->run + 1].cont)
+		return 0;
+	nq = q + 1;
+	nq->key = q->key;
+	if (nq->clock && q->clock)
+		perfclock_continue(nq->clock, q->clock);
+	if (nq->clock && !perfclock_first(nq->clock, &first))
+		set_key(nq, first, 0);
+	m->run++;
+	if (!is_turn(m, nq->key)) {
+		heap_add(m, (size_t)m->run, nq->key);
+		m->run = -1;
+	}
+	return 1;
+}
+
 /* Times ev past perf's states before it, keeping their keys to check
  * after ev.  0 or PTD_ERR_NOMEM. */
 static int defer_pre(struct qmerge *m, struct qm_queue *q)
@@ -341,7 +371,8 @@ static int qm_next(struct backend *b, struct ptd_event *ev)
 			if ((rc = fill(m, (size_t)m->run)))
 				return rc;
 			if (q->done) {
-				m->run = -1;
+				if (!run_continues(m))
+					m->run = -1;
 				m->stick = 0;
 				continue;
 			}
@@ -538,6 +569,14 @@ int queuemerge_new(struct backend **be, struct perfclock **clocks, size_t n,
 void queuemerge_set_blocks(struct backend *b)
 {
 	((struct qmerge *)b)->blocks = 1;
+}
+
+void queuemerge_set_continues(struct backend *b, size_t i)
+{
+	struct qmerge *m = (struct qmerge *)b;
+
+	if (i > 0 && i < m->n)
+		m->q[i].cont = 1;
 }
 
 void queuemerge_set_warn(struct backend *b, int (*warn)(void *ctx, const char *msg),

@@ -56,6 +56,14 @@ int queuemerge_new(struct backend **be, struct perfclock **clocks, size_t n,
  * equal key goes first).  Call before the first event. */
 void queuemerge_set_blocks(struct backend *qm);
 
+/* Queues that perf decodes as one: queue i (i > 0) goes on from queue
+ * i - 1 (the same CPU's queue split at a snapshot gap, auxsnap.h).  Such a queue is not in the heap at first: when the one
+ * before it ends, the run goes on into it with that one's key (raised to
+ * its first PSB+'s time), as perf's decoder reads on into the next
+ * AUXTRACE buffer of its queue; so the heap holds one entry per perf
+ * queue and breaks ties as perf's.  Call before the first event. */
+void queuemerge_set_continues(struct backend *qm, size_t i);
+
 /* Where a clock fallback is reported: warn(ctx, text) once per queue
  * whose perf clock (clocks above) parts from its events before its last
  * event; from there that queue's events are keyed by their own tsc

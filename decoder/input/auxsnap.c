@@ -87,6 +87,7 @@ static int fix_queue(struct input *in, const struct input_queue *q, int tsc,
 				if (rc)
 					return rc;
 				cur = &out[*nout - 1];
+				cur->cont = 1;
 			}
 		}
 		if (ov.start < b->size)

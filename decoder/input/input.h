@@ -73,6 +73,9 @@ struct input_queue {
 	 * the next one of its CPU, as the text of the gap event that ends
 	 * its flow; "" when none */
 	char gap_after[200];
+	int cont;               /* snapshot mode: the queue before this one
+				 * with the trace after its gap_after (one
+				 * AUX queue of perf's) */
 };
 
 /* A CoreSight trace ID announced for a CPU (AUX_OUTPUT_HW_ID). */

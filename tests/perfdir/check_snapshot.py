@@ -12,12 +12,16 @@ them) and checks ptdecode against two oracles:
 - the ground truth (expected.insn): what is decoded is a subsequence of
   it, so no instruction is decoded twice, and it is shorter (trace lost);
 - the snapshots' places in the trace (the AUX records' offsets and sizes
-  that perf script -D prints, written by ptsynth from its ring): the
-  overlap bytes --stats reports are the bytes each snapshot shares with
-  the one before it, summed, and every snapshot that starts past the end
-  of the one before is a reported gap (a warning line and snapshot gaps).
+  that perf script -D prints, written by ptsynth from its ring) and their
+  bytes (perf's AUXTRACE records): where a snapshot
+  holds the last complete PSB+ of the one before it, the bytes the two
+  share are overlap (--stats' overlap bytes sum them); otherwise (the
+  ring wrapped between them, or they share less than that, which perf's
+  rule cannot tell from trace lost) it is a reported gap (a warning line
+  and snapshot gaps).
 With --cpus N in OPTS (a snapshot ring per simulated CPU, one AUX queue
-each): overlaps and gaps are per CPU (the AUX records' CPUs), each gap is
+each, all snapshotted at the same moments as perf record -S does):
+overlaps and gaps are per CPU (the AUX records' CPUs), each gap is
 a gap event of its CPU's queue (JSON "cpu"), ptdecode's merged timeline
 lists perf script's lines (address, CPU, thread, time) in its order with
 both decoders at -j1 and -j2, needing no clock fallback (--stats), and
@@ -27,6 +31,7 @@ Exit 0 = pass, 1 = fail, 77 = skip."""
 import os
 import re
 import shutil
+import struct
 import subprocess
 import sys
 
@@ -79,6 +84,44 @@ def is_subsequence(got, truth):
     return all(any(x == t for t in it) for x in got)
 
 
+PSB = bytes([2, 0x82] * 8)
+PSBEND = bytes([2, 0x23])
+
+
+def auxtrace_records(path):
+    """A perf.data file's AUXTRACE records: [(CPU, offset, size, data)]."""
+    with open(path, "rb") as f:
+        b = f.read()
+    off, size = struct.unpack_from("<QQ", b, 40)
+    out, pos = [], off
+    while pos + 8 <= off + size:
+        typ, _, sz = struct.unpack_from("<IHH", b, pos)
+        if sz < 8:
+            break
+        if typ == 71:   # PERF_RECORD_AUXTRACE: its data follows it
+            dsz, doff, _, _, _, cpu = struct.unpack_from("<QQQIIi", b, pos + 8)
+            out.append((cpu, doff, dsz, b[pos + sz:pos + sz + dsz]))
+            pos += dsz
+        pos += sz
+    return out
+
+
+def first_psb(data):
+    i = data.find(PSB)
+    return i if i >= 0 else None
+
+
+def last_psb(data):
+    """Where the last PSB+ that ends (PSBEND) inside data starts."""
+    i = len(data)
+    while True:
+        i = data.rfind(PSB, 0, i)
+        if i < 0:
+            return None
+        if data.find(PSBEND, i + len(PSB)) >= 0:
+            return i
+
+
 def main():
     if len(sys.argv) < 7:
         sys.exit(__doc__)
@@ -113,20 +156,32 @@ def main():
     perf = ["0x" + ln.split()[0] for ln in p.stdout.splitlines() if ln.strip()]
     if not perf:
         fail("perf script decodes nothing: %s" % p.stderr[-300:])
-    # the snapshots: AUX records (offset, size) in the order written
+    # the snapshots: the kernel's AUX records (CPU, offset, size) that perf
+    # script -D lists, each with its bytes from perf's AUXTRACE record
+    data = {(c, o): d for c, o, _, d in auxtrace_records(pd)}
     p = run(["perf", "script", "-D", "-i", pd])
-    # (CPU, offset, size); each CPU's snapshots follow each other
     allsnaps = [(int(c), int(o, 16), int(s, 16)) for c, o, s, f in re.findall(
         r"^\s*(-?\d+) \d+ 0x[0-9a-f]+ \[0x[0-9a-f]+\]: PERF_RECORD_AUX offset: "
         r"(0x[0-9a-f]+|0) size: (0x[0-9a-f]+|0) flags: (0x[0-9a-f]+)", p.stdout, re.M)
         if int(f, 16) & 2]
+    if any((c, o) not in data for c, o, _ in allsnaps):
+        fail("an AUX record names a snapshot no AUXTRACE record holds")
+        return 1
     snaps, overlap, gaps, cpugaps = [], 0, 0, {}
     for cpu in sorted(set(c for c, _, _ in allsnaps)):
-        mine = [(o, sz) for c, o, sz in allsnaps if c == cpu]
+        mine = [(o, sz, data[c, o][:sz]) for c, o, sz in allsnaps if c == cpu]
         snaps += mine
-        overlap += sum(max(0, min(ao + asz, bo + bsz) - bo)
-                       for (ao, asz), (bo, bsz) in zip(mine, mine[1:]))
-        cpugaps[cpu] = sum(1 for (ao, asz), (bo, _) in zip(mine, mine[1:]) if bo > ao + asz)
+        cpugaps[cpu] = 0
+        for (ao, asz, adata), (bo, bsz, bdata) in zip(mine, mine[1:]):
+            # perf's rule (intel_pt_find_overlap): b continues a where b
+            # holds a's last complete PSB+; where b starts past it (the
+            # ring wrapped, or the two overlap by less than that), b is
+            # decoded from its first PSB and that is a gap
+            last = last_psb(adata)
+            if last is not None and bo <= ao + last and first_psb(bdata) is not None:
+                overlap += ao + asz - bo
+            elif first_psb(bdata) is not None:
+                cpugaps[cpu] += 1
         gaps += cpugaps[cpu]
     if multi and len(cpugaps) < 2:
         fail("snapshots of CPUs %s only" % sorted(cpugaps))

@@ -70,9 +70,12 @@ static struct backend *script(const uint64_t *tsc, const int *iclass, size_t n,
 	return &s->base;
 }
 
-/* Merges and compares "Q:POS" of each event with want (space-separated). */
-static void expect(struct backend **be, size_t n, int branch_order,
-		   const uint64_t *stops, size_t nstops, const char *want)
+/* Merges and compares "Q:POS" of each event with want (space-separated);
+ * queue cont (0: none) goes on from the one before it
+ * (queuemerge_set_continues). */
+static void expect_cont(struct backend **be, size_t n, int branch_order,
+			const uint64_t *stops, size_t nstops, size_t cont,
+			const char *want)
 {
 	struct backend *m;
 	struct ptd_event ev;
@@ -81,6 +84,8 @@ static void expect(struct backend **be, size_t n, int branch_order,
 	int rc;
 
 	CHECK(queuemerge_new(be, NULL, n, branch_order, stops, nstops, &m) == 0);
+	if (cont)
+		queuemerge_set_continues(m, cont);
 	while ((rc = m->next(m, &ev)) == 0)
 		len += (size_t)snprintf(got + len, sizeof(got) - len, "%s%u:%llu",
 					len ? " " : "", ev.queue, (unsigned long long)ev.ip);
@@ -90,6 +95,12 @@ static void expect(struct backend **be, size_t n, int branch_order,
 		fails++;
 	}
 	m->destroy(m);
+}
+
+static void expect(struct backend **be, size_t n, int branch_order,
+		   const uint64_t *stops, size_t nstops, const char *want)
+{
+	expect_cont(be, n, branch_order, stops, nstops, 0, want);
 }
 
 int main(void)
@@ -150,7 +161,27 @@ int main(void)
 		expect(a, 2, 0, NULL, 0, "0:0 0:1 1:0 1:1 0:2");
 		expect(b, 2, 0, stops, 2, "0:0 1:0 0:1 1:1 0:2");
 	}
-	CHECK(destroyed == 15);
+	/* A snapshot gap splits CPU A's queue into Q0 and Q1; perf's heap
+	 * holds one entry per CPU: A:1, B:5 (Q2), C:5 (Q3).  Popping A moves
+	 * the right child (C) up on equal keys; A goes on into Q1 at 10 and
+	 * goes back, then C runs before B.  With Q1 in the heap from the
+	 * start (four entries) B would come first. */
+	{
+		static const uint64_t q0[] = { 1 }, q1[] = { 10, 10 },
+				      q2[] = { 5, 5 }, q3[] = { 5, 5 };
+		struct backend *a[4] = { script(q0, NULL, 1, &destroyed),
+					 script(q1, NULL, 2, &destroyed),
+					 script(q2, NULL, 2, &destroyed),
+					 script(q3, NULL, 2, &destroyed) };
+		struct backend *b[4] = { script(q0, NULL, 1, &destroyed),
+					 script(q1, NULL, 2, &destroyed),
+					 script(q2, NULL, 2, &destroyed),
+					 script(q3, NULL, 2, &destroyed) };
+
+		expect_cont(a, 4, 0, NULL, 0, 1, "0:0 3:0 3:1 2:0 2:1 1:0 1:1");
+		expect(b, 4, 0, NULL, 0, "0:0 2:0 2:1 3:0 3:1 1:0 1:1");
+	}
+	CHECK(destroyed == 23);
 	if (fails)
 		return 1;
 	printf("OK: queuemerge orders equal timestamps as perf's queue heap\n");
