@@ -327,6 +327,7 @@ static struct cs_backend *cs_new(void)
 		return NULL;
 	cb->main.cb = cb;
 	cb->cpu_id = -1;
+	cb->ev0.pid = -1;
 	cb->b.next = csevent_next;
 	cb->b.errmsg = cs_errmsg;
 	cb->b.progress = cs_progress;

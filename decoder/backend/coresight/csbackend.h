@@ -85,6 +85,9 @@ struct cs_backend {
 
 	int have_pending;
 	struct ptd_event pending;
+	/* what every event starts from (copied: cheaper than zeroing a
+	 * struct in place) */
+	struct ptd_event ev0;
 
 	/* next_blocks: the run handed out, instruction events in it, and
 	 * the instructions of the current range handed out already */
@@ -112,6 +115,9 @@ struct cs_backend {
 	/* "no code bytes" texts by address: traces of code not in the
 	 * images have millions of these gaps at a few addresses */
 	uint64_t nacc_addr[CS_NACC_SLOTS];
+	/* which slots hold a text: the hit test reads these and nacc_addr,
+	 * not the texts (too big a table to stay in the cache) */
+	uint64_t nacc_used[CS_NACC_SLOTS / 64];
 	char nacc_msg[CS_NACC_SLOTS][128];
 
 	char **warn;

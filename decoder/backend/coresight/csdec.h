@@ -26,17 +26,30 @@ struct csfast;
 /* Our own element type for decoder errors (beyond OpenCSD's range). */
 #define CS_EL_ERROR 0x100
 
-/* An OpenCSD generic element, as much of it as events need. */
+/* An OpenCSD generic element, as much of it as events need: the fields
+ * of one type share room with those of others (a unit's elements are
+ * kept until it ends: the smaller, the more of them stay in the cache). */
 struct cs_elem {
 	uint16_t type;           /* ocsd_gen_trc_elem_t or CS_EL_ERROR */
 	uint8_t isa, last_type, last_sub, cond, trace_id;
 	uint8_t ctx_valid, vmid_valid, ret_addr, on_reason;
 	uint8_t guard;           /* CS_EL_ERROR from the packet guard */
-	uint32_t num_i, ex_num, ctxid, vmid;
-	uint32_t msg;            /* CS_EL_ERROR: 1 + offset of its text in
+	union {
+		uint32_t num_i;  /* INSTR_RANGE, I_RANGE_NOPATH */
+		uint32_t ex_num; /* EXCEPTION */
+		uint32_t msg;    /* CS_EL_ERROR: 1 + offset of its text in
 				  * the decoder's string pool, or 0 */
+	};
 	int32_t pid;
-	uint64_t st, en, index, ts, time;
+	uint64_t st;
+	union {
+		uint64_t en;     /* ranges, EXCEPTION */
+		uint64_t ts;     /* TIMESTAMP */
+		struct {
+			uint32_t ctxid, vmid;   /* PE_CONTEXT */
+		};
+	};
+	uint64_t index, time;
 };
 
 struct cs_dec {

@@ -68,11 +68,13 @@ ev_init(struct cs_backend *cb, struct ptd_event *ev, const struct cs_elem *e,
 
 	if (__builtin_expect(qi != cb->cpu_q || e->trace_id != cb->cpu_id, 0))
 		ev_cpu(cb, qi, e->trace_id);
-	*ev = (struct ptd_event){ .kind = (uint16_t)kind, .cpu = cb->cpu,
-				  .pid = -1,
-				  .tid = cb->have_ctx ? (int32_t)cb->ctxid : -1,
-				  .queue = (uint32_t)qi, .offset = e->index,
-				  .tsc = cb->keys ? cb->key : cb->tsc };
+	*ev = cb->ev0;
+	ev->kind = (uint16_t)kind;
+	ev->cpu = cb->cpu;
+	ev->tid = cb->have_ctx ? (int32_t)cb->ctxid : -1;
+	ev->queue = (uint32_t)qi;
+	ev->offset = e->index;
+	ev->tsc = cb->keys ? cb->key : cb->tsc;
 }
 
 /* The error after the last instruction of a range whose lengths do not
@@ -185,9 +187,11 @@ static const char *nacc_message(struct cs_backend *cb, uint64_t addr)
 	char hex[19];
 	size_t n = 0, k = sizeof(hex);
 
-	if (buf[0] && cb->nacc_addr[slot] == addr)
+	if (cb->nacc_addr[slot] == addr &&
+	    (cb->nacc_used[slot / 64] >> (slot % 64) & 1))
 		return buf;
 	cb->nacc_addr[slot] = addr;
+	cb->nacc_used[slot / 64] |= 1ull << (slot % 64);
 	memcpy(buf, pre, sizeof(pre) - 1);
 	n = sizeof(pre) - 1;
 	do {
@@ -229,6 +233,14 @@ static void gap_event(struct cs_backend *cb, const struct cs_elem *e,
 		ev->msg = "address unknown until the next address packet";
 		break;
 	}
+}
+
+/* The text of an error element, NULL if none. */
+static const char *cs_elem_text(const struct cs_backend *cb,
+				const struct cs_elem *e)
+{
+	return e->type == CS_EL_ERROR && e->msg && cb->el_str ?
+	       cb->el_str + e->msg - 1 : NULL;
 }
 
 /* Turns one element into an event; returns 1 if ev was filled. */
@@ -301,7 +313,7 @@ int csevent_next(struct backend *b, struct ptd_event *ev)
 			if (cb->el_head == cb->el_n && (rc = cspool_pump(cb)))
 				return rc;
 			e = &cb->el[cb->el_head++];
-			text = e->msg && cb->el_str ? cb->el_str + e->msg - 1 : NULL;
+			text = cs_elem_text(cb, e);
 		}
 		if (elem_event(cb, e, text, ev))
 			return 0;
@@ -413,8 +425,7 @@ int csevent_next_blocks(struct backend *b, const struct ptd_block **blocks,
 		if (cb->ev_n == CS_EV_SLOTS)
 			break;
 		cb->el_head++;
-		if (elem_event(cb, e, e->msg && cb->el_str ? cb->el_str + e->msg - 1
-			       : NULL, ev)) {
+		if (elem_event(cb, e, cs_elem_text(cb, e), ev)) {
 			if (ev->kind != PTD_EV_INSN) {
 				*have_ev = 1;
 				break;

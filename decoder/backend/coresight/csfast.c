@@ -10,6 +10,7 @@
 #include "ptdecode.h"
 #include "util.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,7 +19,8 @@
 
 /* Trace bytes handed to the packet processor per step. */
 #define CSF_BLOCK (64u << 10)
-/* the block hash table: as many buckets as blocks, from 2^10 to 2^20 */
+/* the block hash table: twice as many buckets as blocks, from 2^10 to
+ * 2^20 */
 #define CSF_HASH_MIN 10
 #define CSF_HASH_MAX 20
 /* blocks kept per decoder before the cache is emptied */
@@ -72,6 +74,14 @@ struct csf_blk {
 	 * use: a hint saving the hash lookup) */
 	struct csf_blk *succ[2];
 };
+
+/* A block is allocated on a cache line of its own: what a lookup reads
+ * (ip to next) is in its first line. */
+#define CSF_BLK_ALIGN 64
+#define CSF_BLK_SIZE ((sizeof(struct csf_blk) + CSF_BLK_ALIGN - 1) & \
+		      ~(size_t)(CSF_BLK_ALIGN - 1))
+_Static_assert(offsetof(struct csf_blk, succ) <= CSF_BLK_ALIGN,
+	       "a lookup's fields fit one line");
 
 struct csf_pkt;
 
@@ -259,8 +269,9 @@ build(struct csfast *f, const struct csf_src *s, uint64_t ip)
 		cache_clear(f);
 	if (util_grow((void **)&f->all, &f->allcap, f->nall + 1,
 		      sizeof(*f->all)) ||
-	    !(b = calloc(1, sizeof(*b))))
+	    !(b = aligned_alloc(CSF_BLK_ALIGN, CSF_BLK_SIZE)))
 		return NULL;
+	memset(b, 0, sizeof(*b));
 	b->ip = ip;
 	b->pid = d->pid;
 	b->vfrom = 0;
@@ -300,8 +311,9 @@ build(struct csfast *f, const struct csf_src *s, uint64_t ip)
 	f->all[f->nall++] = b;
 	b->next = f->table[hash_ip(f, ip)];
 	f->table[hash_ip(f, ip)] = b;
-	/* a bigger table when it fills (without one the chains grow) */
-	if (f->nall >> f->tbits && f->tbits < CSF_HASH_MAX)
+	/* a bigger table when it is half full (short chains: a lookup
+	 * follows one pointer, which misses the cache after a gap) */
+	if (f->nall >> (f->tbits - 1) && f->tbits < CSF_HASH_MAX)
 		table_resize(f, f->tbits + 1);
 	return b;
 }
@@ -1054,6 +1066,11 @@ static ocsd_datapath_resp_t pkt_in(const void *ctx, const ocsd_datapath_op_t op,
 		switch (p->type) {
 		CASE_ATOMS:
 			s->last_index = index;
+			/* after a gap: atoms the walk drops until the next
+			 * address (what atoms_in would do, without a call) */
+			if (s->need_addr && !s->n && !s->spec &&
+			    !s->pending_addr && !s->max_spec)
+				return OCSD_RESP_CONT;
 			atoms_in(s, p->atom.En_bits, p->atom.num, index);
 			return s->f->d->nomem ? OCSD_RESP_FATAL_SYS_ERR
 					      : OCSD_RESP_CONT;
