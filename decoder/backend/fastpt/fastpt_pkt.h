@@ -29,6 +29,17 @@ static inline int fastpt_tnt_bits(uint64_t v)
 	return 63 - __builtin_clzll(v);
 }
 
+/* The payload of the long TNT packet at p (its 8 bytes available): one
+ * 8-byte load; a 6-byte copy into a word is stored in pieces and read
+ * back whole, a stall on every long TNT. */
+static inline uint64_t fastpt_long_tnt_payload(const uint8_t *p)
+{
+	uint64_t w;
+
+	memcpy(&w, p, 8);
+	return (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__ ? __builtin_bswap64(w) : w) >> 16;
+}
+
 /* Reads the packet at p (avail bytes left) into *pk.  Returns its size,
  * or 0 to let libipt decode it. */
 static inline __attribute__((always_inline)) int
@@ -85,8 +96,7 @@ fastpt_pkt_read(const uint8_t *p, uint64_t avail, struct pt_packet *pk)
 		}
 		if (avail < 8 || p[1] != 0xa3)  /* long TNT only */
 			return 0;
-		memcpy(&v, p + 2, 6);
-		v &= 0xffffffffffffull;
+		v = fastpt_long_tnt_payload(p);
 		if (!v)
 			return 0;
 		pk->type = ppt_tnt_64;

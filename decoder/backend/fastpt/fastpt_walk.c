@@ -914,8 +914,7 @@ merge_bytes(const uint8_t *p, const uint8_t *e, int no_mtc, int track,
 			if (b == 2) {                  /* long TNT */
 				if (e - p < 8 || p[1] != 0xa3)
 					return p;
-				memcpy(&v, p + 2, 6);
-				v &= 0xffffffffffffull;
+				v = fastpt_long_tnt_payload(p);
 				if (!v)
 					return p;
 				size = 8;
@@ -1276,39 +1275,75 @@ static inline int emit(struct walk *k, const struct fblock *b, uint32_t n)
 	return 0;
 }
 
-/* Runs of conditional-branch blocks while TNT bits are pending, the bulk
- * of most traces: state in locals, one compare to trust a cached
- * successor.  Stops before the block that needs anything else (returned,
- * not yet emitted), keeping at least one bit for the general loop. */
-static struct fblock *cond_run(struct walk *k, struct fblock *b)
+/* Runs of blocks that need no packet while TNT bits are pending, the
+ * bulk of most traces: conditional branches, direct jumps and calls,
+ * and returns compressed to a taken bit; state in locals, one compare to
+ * trust a cached successor.  With a bit pending no TIP.PGD can follow a
+ * direct branch (direct_disable).  Stops before the block that needs
+ * anything else (returned, not yet emitted), keeping at least one bit
+ * for the general loop; a block that would end a never-ending loop is
+ * the general loop's too. */
+static struct fblock *flow_run(struct walk *k, struct fblock *b)
 {
 	struct segment *s = k->seg;
 	struct ptd_block *out = s->recs + s->nrecs;
 	struct ptd_block *end = s->recs + s->rcap;
 	uint64_t tnt = k->tnt, ninsn = s->ninsn, epoch = *k->at.epoch;
-	uint32_t ctx = k->ctx;
-	int ntnt = k->ntnt;
+	uint32_t ctx = k->ctx, free_insns = k->free_insns;
+	int ntnt = k->ntnt, impure = 0;
 
 	if (k->ctx_dirty)
 		return b;
-	while (b->kind == FB_COND && ntnt > 1 && out < end) {
+	while (ntnt > 1 && out < end) {
 		struct fblock *nb;
-		int bit = (int)(tnt >> 63);
 
-		nb = b->succ[bit];
-		if (!nb || nb->epoch != epoch)
-			break;  /* the general loop looks it up */
+		if (b->kind == FB_COND) {
+			nb = b->succ[tnt >> 63];
+			if (!nb || nb->epoch != epoch)
+				break;  /* the general loop looks it up */
+			tnt <<= 1;
+			ntnt--;
+			free_insns = 0;
+		} else if (b->kind == FB_RET) {
+			unsigned top = k->rs_top ? k->rs_top - 1 : RS_SIZE;
+
+			/* succ[0]: the last target, like a branch predictor */
+			nb = b->succ[0];
+			if (!(tnt >> 63) || k->rs_top == k->rs_bottom || !nb ||
+			    nb->ip != k->rs[top] || nb->epoch != epoch)
+				break;
+			k->rs_top = top;
+			tnt <<= 1;
+			ntnt--;
+			free_insns = 0;
+			impure = 1;
+		} else if (b->kind == FB_CALL || b->kind == FB_JUMP ||
+			   b->kind == FB_CALL_NEXT || b->kind == FB_FALL) {
+			nb = b->succ[1];
+			if (!nb || nb->epoch != epoch ||
+			    free_insns + b->ninsn >= INTELPT_NELOOP_INSNS)
+				break;
+			free_insns += b->ninsn;
+			if (b->kind == FB_CALL) {
+				rs_push(k, b->next_ip);
+				impure = 1;
+			}
+		} else {
+			break;
+		}
 		out->priv = b;
 		out->ninsn = b->ninsn;
 		out->ctx = ctx;
 		out++;
 		ninsn += b->ninsn;
-		tnt <<= 1;
-		ntnt--;
 		b = nb;
 	}
+	/* calls and returns: not a run the memo replays */
+	if (impure)
+		k->rec = 0;
 	s->nrecs = (size_t)(out - s->recs);
 	s->ninsn = ninsn;
+	k->free_insns = free_insns;
 	k->tnt = tnt;
 	k->ntnt = ntnt;
 	k->at.ip = b->ip;
@@ -2076,8 +2111,8 @@ static int walk_segment(struct walk *k)
 		if (!b)
 			return WALK_FAIL;
 		nb = NULL;
-		if (b->kind == FB_COND && k->ntnt > 1)
-			b = cond_run(k, b);
+		if (k->ntnt > 1)
+			b = flow_run(k, b);
 		if (emit(k, b, b->ninsn))
 			return WALK_FAIL;
 		/* a never-ending loop (libipt's path reports it) */
