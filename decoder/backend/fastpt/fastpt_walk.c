@@ -1580,12 +1580,18 @@ static unsigned memo_key(const struct walk *k, const uint8_t *p, uint64_t avail,
 	return n;
 }
 
-/* The MTC and CYC packets a run's key passed over, for the clock: where
- * each starts and ends in the run's bytes (read again on a hit only). */
-#define MEMO_TIMED_MAX 32
+/* What the MTC and CYC packets a run's key passed over do to the clock,
+ * gathered as the key is read: where the first starts in the run's
+ * bytes, and which kinds there were (flags).  Keyed runs are replayed
+ * only where the clock is lazy, so the packets need not be read again:
+ * the clock is fed them from that offset when a time is asked for. */
+#define TIMED_MTC 1u          /* an MTC */
+#define TIMED_CYC 2u          /* a CYC */
+#define TIMED_OWN 4u          /* an MTC after a CYC of the run */
+#define TIMED_ODD 8u          /* a CYC timing_packet must look at (SKD007) */
 struct memo_timed {
-	unsigned n;
-	struct { uint16_t start, end; } t[MEMO_TIMED_MAX];
+	unsigned flags;           /* 0: no timing packet passed over */
+	uint64_t first;
 };
 
 /* The size of the packet at p (avail bytes left) as memo_find_key reads
@@ -1671,7 +1677,8 @@ static struct memo *memo_find_key(struct memo *m, const struct fblock *start,
 	uint64_t o = 0, k0 = 0, k1 = 0;
 	unsigned n = 0, want = MEMO_MIN;
 
-	tp->n = 0;
+	tp->flags = 0;
+	tp->first = 0;
 	while (o < avail && o < MEMO_RAW_MAX) {
 		int cls;
 		unsigned len = memo_pkt_size(p + o, avail - o, &cls);
@@ -1685,11 +1692,15 @@ static struct memo *memo_find_key(struct memo *m, const struct fblock *start,
 				return NULL;
 		}
 		if (cls == 1) {
-			tp->t[tp->n].start = (uint16_t)o;
-			tp->t[tp->n].end = (uint16_t)(o + len);
+			if (!tp->flags)
+				tp->first = o;
+			if (p[o] == 0x59)
+				tp->flags |= tp->flags & TIMED_CYC ? TIMED_MTC | TIMED_OWN : TIMED_MTC;
+			else
+				/* cyc_skd007's packet: 2 bytes, value 0x20-0x3f */
+				tp->flags |= len == 2 && p[o + 1] == 0x02 ? TIMED_CYC | TIMED_ODD :
+					     TIMED_CYC;
 			o += len;
-			if (++tp->n == MEMO_TIMED_MAX)
-				return NULL;
 			continue;
 		}
 		if (cls == 2) {
@@ -1809,54 +1820,23 @@ static inline int memo_valid(struct walk *k, struct memo *e)
 	return 1;
 }
 
-/* Feeds a replayed run's MTC and CYC packets (tp, in its bytes p at
- * segment offset off) to the clock and takes the time at its end (its TIP), as the walk
- * would.  Returns 0, or -1 with the clock as it was. */
-static int memo_clock(struct walk *k, const struct memo_timed *tp,
-		      const uint8_t *p, uint64_t off, uint64_t rawlen)
+/* A replayed run's MTC and CYC packets (tp; its bytes at segment offset
+ * off) passed over as mtc_packet and cyc_packet pass them where the
+ * clock is lazy (keyed runs are replayed only there).  The caller takes
+ * the time at the end of the last such run.  Returns 0, or -1 (nothing
+ * changed) for packets the walk must read: an MTC where the queue has
+ * none, an SKD007 lookalike. */
+static inline int memo_clock(struct walk *k, const struct memo_timed *tp, uint64_t off)
 {
-	struct ftime saved = k->tm;
-	int carried = k->clock_carried, known = k->clock_known;
-	int cyc = k->cyc_seen, own = k->clock_own, lazy = k->lazy, rc;
-	uint64_t tm_off = k->tm_off;
-
-	for (unsigned i = 0; i < tp->n; i++) {
-		const uint8_t *q = p + tp->t[i].start;
-		struct pt_packet pkt, *pk = &pkt;
-
-		if (*q == 0x59) {
-			if (mtc_packet(k, q[1], off + tp->t[i].start))
-				goto undo;
-			continue;
-		}
-		if (!fastpt_pkt_read(q, tp->t[i].end - tp->t[i].start, pk))
-			goto undo;
-		rc = cyc_packet(k, pk, off + tp->t[i].start);
-		if (rc < 0)
-			goto undo;
-		if (rc)
-			continue;
-		/* timing_packet reads the packet's end */
-		k->off = off + tp->t[i].end;
-		k->off_valid = 1;
-		if (timing_packet(k, pk, 0))
-			goto undo;
-	}
-	k->off = off + rawlen;
-	k->off_valid = 1;
-	take_time(k);
+	if ((tp->flags & TIMED_ODD) || ((tp->flags & TIMED_MTC) && k->fq->no_mtc))
+		return -1;
+	if (tp->flags & TIMED_MTC)
+		k->clock_own |= k->cyc_seen | !!(tp->flags & TIMED_OWN);
+	if (tp->flags & TIMED_CYC)
+		k->cyc_seen = 1;
+	k->timing_seen = 1;
+	clock_skip(k, off + tp->first);
 	return 0;
-undo:
-	k->tm = saved;
-	k->off = off;
-	k->off_valid = 1;
-	k->clock_carried = carried;
-	k->clock_known = known;
-	k->cyc_seen = cyc;
-	k->clock_own = own;
-	k->lazy = lazy;
-	k->tm_off = tm_off;
-	return -1;
 }
 
 /* memo_replay's loop where no record is written and the bytes are the
@@ -1924,7 +1904,8 @@ static int memo_replay(struct walk *k, struct fblock **nb)
 	 * timing packets about, the key read past them (neither changes
 	 * while runs are replayed: only the clock reads what they pass) */
 	int keyed = k->timing_seen && clock_free(k);
-	struct memo_timed tp;
+	struct memo_timed tp = { 0, 0 };
+	uint64_t timed_end = 0;   /* where the last run with timing packets ends */
 	unsigned hits = 0;
 
 	if (!m || k->ctx_dirty)
@@ -1947,12 +1928,12 @@ static int memo_replay(struct walk *k, struct fblock **nb)
 			if (!e)
 				break;
 			rawlen = e->len;
-			tp.n = 0;
+			tp.flags = 0;
 		} else {
 			/* a run that starts with a timing packet is looked up
 			 * by key only (each lookup is a likely cache miss) */
 			e = NULL;
-			tp.n = 0;
+			tp.flags = 0;
 			if ((p[0] & 3) != 3 && p[0] != 0x59) {
 				e = memo_find(m, b, last_ip, p, avail);
 				rawlen = e ? e->len : 0;
@@ -1975,8 +1956,11 @@ static int memo_replay(struct walk *k, struct fblock **nb)
 				if (seg_grow_recs(s))
 					goto out;
 		}
-		if (tp.n && memo_clock(k, &tp, p, off, rawlen))
-			break;
+		if (tp.flags) {
+			if (memo_clock(k, &tp, off))
+				break;
+			timed_end = off + rawlen;
+		}
 		if (recs)
 			for (unsigned i = 0; i < e->nrec; i++) {
 				struct ptd_block *r = &s->recs[s->nrecs++];
@@ -1995,6 +1979,12 @@ static int memo_replay(struct walk *k, struct fblock **nb)
 out:
 	if (!hits)
 		return 0;
+	if (timed_end) {
+		/* the time its TIP takes, as the walk would take it */
+		k->off = timed_end;
+		k->off_valid = 1;
+		take_time(k);
+	}
 	k->off = off;
 	k->off_valid = 1;
 	k->pkt_stale = 1;
