@@ -280,6 +280,14 @@ static int branch_state(const struct qm_queue *q, uint64_t *key)
 	return ev->kind != PTD_EV_INSN || q->after_overflow;
 }
 
+/* Branch order: a trace stop or an interrupt that says where the
+ * branch before it went is perf's next state after the branch's, keyed
+ * by its own time (the queue may stop between the two). */
+static int own_state(const struct ptd_event *ev)
+{
+	return ev->kind == PTD_EV_DISABLED || ev->kind == PTD_EV_ASYNC;
+}
+
 /* After handing out ev: is the queue after a branch instruction? */
 static void note_branch(struct qm_queue *q, const struct ptd_event *ev)
 {
@@ -401,8 +409,15 @@ static int qm_next(struct backend *b, struct ptd_event *ev)
 						return rc;
 				}
 				go = 1;
-				if (q->pre && !(st && q->after_branch))
+				if (q->pre && !(st && q->after_branch)) {
 					turn = go = is_turn(m, key = q->key);
+				} else if (st && q->after_branch && own_state(&q->ev) &&
+					   !is_turn(m, q->key)) {
+					/* the branch's state had its turn;
+					 * ev's own comes after it */
+					key = q->key;
+					goto stop;
+				}
 			} else {
 				if (m->blocks)  /* each block goes through the heap */
 					turn = !q->newblock;
