@@ -8,7 +8,10 @@ ring, consecutive ones overlapping, and once in three trace lost between
 them) and checks ptdecode against two oracles:
 - perf script (perf's own Intel PT decoder, which removes the overlap as
   intel_pt_find_overlap does): ptdecode, both decoders at -j1 and -j2,
-  lists exactly its instructions;
+  lists exactly its instructions, and with TSC in a perf.data file
+  `--branches` lists perf script --itrace=be's branches, trace starts
+  and stops (check_timeline.py's compare_branches: per thread, and across
+  CPUs in perf's order with CPU and time);
 - the ground truth (expected.insn): what is decoded is a subsequence of
   it, so no instruction is decoded twice, and it is shorter (trace lost);
 - the snapshots' places in the trace (the AUX records' offsets and sizes
@@ -38,6 +41,8 @@ import sys
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
 from perf_home import perf_home  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'timeline'))
+import check_timeline  # noqa: E402  (its --branches comparison with perf script)
 
 FAILS = []
 
@@ -228,6 +233,29 @@ def main():
             else:
                 print("OK: %s: %d instructions = perf script, a subsequence of the "
                       "%d of the ground truth" % (ctx, len(got), len(truth)))
+    # --branches: perf script --itrace=be's branches, trace starts and stops
+    # (check_timeline.py's comparison: per thread, and across CPUs in
+    # perf's order with its CPUs and times).  Not without TSC (perf has no
+    # time field then; check_branches.py below compares those without
+    # times) nor on a directory joined (perf 6.1 prints no branch addr
+    # from it).
+    timed = "--no-tsc" not in opts and pd == os.path.join(out, "perf.data")
+    pbr = check_timeline.perf_branches(out) if timed else []
+    if timed and not pbr:
+        fail("perf script --itrace=be lists no branch")
+    for dec in ("fast", "libipt") if timed else ():
+        for j in ("1", "2"):
+            ctx = "ptdecode --decoder=%s -j%s" % (dec, j)
+            try:
+                obr = check_timeline.ours_branches(check_timeline.run(
+                    [ptdecode, "-q", "--decoder=" + dec, "-j", j, "-t", "--no-sym",
+                     "--branches", out]))
+                nbr, ntrace, nparked, _, _ = check_timeline.compare_branches(obr, pbr, ctx)
+                print("OK: %s --branches: %d branches, %d trace starts/stops = perf "
+                      "script --itrace=be (%d listed after a trace stop)"
+                      % (ctx, nbr, ntrace, nparked))
+            except SystemExit:   # check_timeline.fail printed what differs
+                fail("%s --branches differ from perf script's" % ctx)
     p = run([ptdecode, "--stats", out])
     st = dict(re.findall(r"^([a-z ]+): (\d+)$", p.stdout, re.M))
     warned = len(re.findall(r"warning: snapshot gap: ", p.stderr))

@@ -581,4 +581,5 @@ def main():
           + ('' if truth else ' (a kept recording: no ground truth)'))
 
 
-main()
+if __name__ == '__main__':   # check_snapshot.py imports its branch checks
+    main()
