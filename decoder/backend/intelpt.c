@@ -1095,8 +1095,10 @@ static int step(struct ipt_backend *b)
 			     !(rc == -pte_eos && in_cut_splice(b));
 		/* resyncing as perf: the branch whose packet did not match
 		 * (or did not decode) is perf's after the error, if at all */
+		int mismatch = rc == -pte_bad_query ||
+			       rc == -pte_retstack_empty || rc == -pte_bad_retcomp;
 		int defer = listed && b->p.resync_as_perf &&
-			    (rc == -pte_bad_query || rc == -pte_bad_packet);
+			    (mismatch || rc == -pte_bad_packet);
 		/* ... unless it completed: perf lists it, then the error
 		 * where the flow went on */
 		uint64_t on = defer && rc == -pte_bad_packet ?
@@ -1116,9 +1118,10 @@ static int step(struct ipt_backend *b)
 			after_error(b);
 			if (defer && b->qdec && b->splice.in_place)
 				b->drop_ip = 0;   /* the splice lists it */
-			else if (defer && rc != -pte_bad_query)
+			else if (defer && !mismatch)
 				insn_event(b, &insn);
-			/* a mismatch: perf lists no branch there */
+			/* a mismatch (a compressed return without a call
+			 * too): perf lists no branch there */
 		}
 		return 0;
 	}
