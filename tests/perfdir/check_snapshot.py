@@ -8,10 +8,11 @@ ring, consecutive ones overlapping, and once in three trace lost between
 them) and checks ptdecode against two oracles:
 - perf script (perf's own Intel PT decoder, which removes the overlap as
   intel_pt_find_overlap does): ptdecode, both decoders at -j1 and -j2,
-  lists exactly its instructions, and with TSC in a perf.data file
-  `--branches` lists perf script --itrace=be's branches, trace starts
-  and stops (check_timeline.py's compare_branches: per thread, and across
-  CPUs in perf's order with CPU and time);
+  lists exactly its instructions, and with TSC `--branches` lists perf
+  script --itrace=be's branches, trace starts and stops
+  (check_timeline.py's compare_branches: per thread, and across CPUs in
+  perf's order with CPU and time); of a --perf-layout threads directory
+  perf reads the same records joined into one file (perfdir_join.py);
 - the ground truth (expected.insn): what is decoded is a subsequence of
   it, so no instruction is decoded twice, and it is shorter (trace lost);
 - the snapshots' places in the trace (the AUX records' offsets and sizes
@@ -148,13 +149,20 @@ def main():
     perf_home(out + ".home", out)
     truth = [ln.strip() for ln in open(os.path.join(out, "expected.insn"))]
     pd = os.path.join(out, "perf.data")
+    perfcap = out   # the directory whose perf.data perf script reads
     if os.path.isdir(pd):
         # --perf-layout threads: perf 6.1 reads no AUX data out of data.N
-        # files (check_threads_layout.sh), so it reads them joined
-        joined = out + ".joined.data"
+        # files (check_threads_layout.sh), so it reads them joined into
+        # one file, features kept (HEADER_AUXTRACE with no index entries,
+        # as perf record --threads writes it: perf script prints -F addr
+        # and the other fields of the branches it synthesizes only with it)
+        perfcap = out + ".joined"
+        shutil.rmtree(perfcap, ignore_errors=True)
+        os.mkdir(perfcap)
         subprocess.run([sys.executable, os.path.join(os.path.dirname(
-            os.path.abspath(__file__)), "perfdir_join.py"), pd, joined], check=True)
-        pd = joined
+            os.path.abspath(__file__)), "perfdir_join.py"), pd,
+            os.path.join(perfcap, "perf.data")], check=True)
+        pd = os.path.join(perfcap, "perf.data")
 
     # perf's decode
     p = run(["perf", "script", "-i", pd, "--itrace=i0ns", "-F", "ip"])
@@ -235,12 +243,12 @@ def main():
                       "%d of the ground truth" % (ctx, len(got), len(truth)))
     # --branches: perf script --itrace=be's branches, trace starts and stops
     # (check_timeline.py's comparison: per thread, and across CPUs in
-    # perf's order with its CPUs and times).  Not without TSC (perf has no
-    # time field then; check_branches.py below compares those without
-    # times) nor on a directory joined (perf 6.1 prints no branch addr
-    # from it).
-    timed = "--no-tsc" not in opts and pd == os.path.join(out, "perf.data")
-    pbr = check_timeline.perf_branches(out) if timed else []
+    # perf's order with its CPUs and times); for a directory, ptdecode
+    # reads the directory and perf the same records joined.  Not without
+    # TSC (perf has no time field then; check_branches.py below compares
+    # those without times).
+    timed = "--no-tsc" not in opts
+    pbr = check_timeline.perf_branches(perfcap) if timed else []
     if timed and not pbr:
         fail("perf script --itrace=be lists no branch")
     for dec in ("fast", "libipt") if timed else ():
@@ -289,9 +297,10 @@ def main():
     # the last branch before each gap is listed as perf lists it
     cb = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli",
                       "check_branches.py")
-    # (perf 6.1 reads no AUX data out of a directory's data.N files)
-    for opt in ([], ["--decoder=libipt"]) if pd == os.path.join(out, "perf.data") \
-            and not multi else []:
+    # (on the capture itself: not on a directory, whose data.N files
+    # perf 6.1 reads no AUX data out of; compare_branches above has
+    # compared those)
+    for opt in ([], ["--decoder=libipt"]) if perfcap == out and not multi else []:
         p = run([sys.executable, cb, ptdecode, out] + opt)
         print(p.stdout.strip())
         if p.returncode:
