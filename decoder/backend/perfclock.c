@@ -2,7 +2,6 @@
 #include "perfclock.h"
 #include "sideband.h"
 
-#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -705,52 +704,16 @@ static int to_first_psb(struct perfclock *c)
 	return -1;
 }
 
-/* perf's decoder walks to the first PSB through the packets before it,
- * keeping their timing (a snapshot that begins after the PSB+ of its
- * trace); where they do not parse from the first byte, it finds the PSB
- * by its bytes.  Returns 0 at the PSB, or -1 when there is none. */
-static int walk_to_psb(struct perfclock *c)
-{
-	struct cur at;
-	enum pk k;
-
-	if (c->prev)    /* after a gap perf's decoder scans for the PSB */
-		return to_first_psb(c);
-
-	for (;;) {
-		at = c->at;
-		k = step(c);
-		if (k == PK_PSB) {
-			c->at = at;
-			c->last_type = PK_NONE;
-			break;
-		}
-		if (k == PK_NONE || k == PK_OTHER) {
-			/* no timing from there: perf syncs by the bytes */
-			memset((char *)c + offsetof(struct perfclock, timestamp), 0,
-			       offsetof(struct perfclock, params) -
-			       offsetof(struct perfclock, timestamp));
-			carry_timing(c);
-			c->why = NULL;
-			c->why_at = 0;
-			c->at.pi = 0;
-			c->at.po = 0;
-			return to_first_psb(c);
-		}
-	}
-	c->tnt = 0;
-	c->pend = PK_NONE;
-	c->in_psb = 0;
-	return 0;
-}
-
 int perfclock_first(struct perfclock *c, uint64_t *t)
 {
 	if (!c->started) {
 		enum pk k;
 
 		c->started = 1;
-		if (walk_to_psb(c) || step(c) != PK_PSB) {
+		/* perf's decoder finds its first PSB by its bytes and reads no
+		 * packet before it (intel_pt_sync, intel_pt_scan_for_psb): a
+		 * snapshot's packets before its first PSB set no timing */
+		if (to_first_psb(c) || step(c) != PK_PSB) {
 			note_why(c, "the trace holds no PSB", c->at);
 			c->failed = 1;
 			return -1;

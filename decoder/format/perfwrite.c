@@ -43,6 +43,7 @@ struct perfwrite {
 	int has_feat[PD_FEAT_MAX];
 	uint64_t *aux_index;     /* pairs: file offset, record header size */
 	size_t naux, aux_cap;
+	int split_aux;           /* AUXTRACE records went to data.N files */
 	struct pw_buf rec;       /* scratch for building records */
 	uint64_t guest_id;       /* records of sample ids [guest_id,
 				  * guest_id + guest_n) are guest sideband
@@ -522,6 +523,7 @@ int perfwrite_auxtrace(struct perfwrite *w, const void *data, size_t size,
 		uint16_t rsize = (uint16_t)w->rec.len;
 
 		memcpy(w->rec.p + 6, &rsize, 2);
+		w->split_aux = 1;
 		if (pw_start(w) || pw_write_cpu(w, cpu, w->rec.p, w->rec.len) ||
 		    pw_write_cpu(w, cpu, data, size))
 			return w->err;
@@ -687,7 +689,9 @@ static void pw_auto_features(struct perfwrite *w)
 			buf_put(b, w->attrs[i].ids, w->attrs[i].nids * 8);
 		}
 	}
-	if (w->naux) {
+	/* perf record --threads keeps HEADER_AUXTRACE with no entries: perf
+	 * script allows the synthesized samples' fields (-F addr) by it */
+	if (w->naux || w->split_aux) {
 		b = pw_feat(w, PD_FEAT_AUXTRACE, 1);
 		buf_u64(b, w->naux);
 		buf_put(b, w->aux_index, w->naux * 16);

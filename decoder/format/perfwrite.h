@@ -46,8 +46,8 @@ int perfwrite_open(struct perfwrite **out, const char *path,
  * record the helpers write with a CPU (its sample_id_all trailer's, an
  * AUXTRACE record's cpu) goes to DIR/data.CPU, records only, no header.
  * data.0 up to the highest CPU exist (empty where a CPU wrote nothing);
- * close writes HEADER_DIR_FORMAT (version 1) and no AUXTRACE index
- * (perf has none for directories).  Call before the first record; needs
+ * close writes HEADER_DIR_FORMAT (version 1) and, as perf record --threads
+ * does, HEADER_AUXTRACE with no index entries (perf indexes no directory).  Call before the first record; needs
  * PERF_SAMPLE_CPU in the attrs' sample_type. */
 int perfwrite_split_by_cpu(struct perfwrite *w, const char *dir);
 

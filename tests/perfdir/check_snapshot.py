@@ -8,10 +8,11 @@ ring, consecutive ones overlapping, and once in three trace lost between
 them) and checks ptdecode against two oracles:
 - perf script (perf's own Intel PT decoder, which removes the overlap as
   intel_pt_find_overlap does): ptdecode, both decoders at -j1 and -j2,
-  lists exactly its instructions, and with TSC in a perf.data file
-  `--branches` lists perf script --itrace=be's branches, trace starts
-  and stops (check_timeline.py's compare_branches: per thread, and across
-  CPUs in perf's order with CPU and time);
+  lists exactly its instructions, and with TSC `--branches` lists perf
+  script --itrace=be's branches, trace starts and stops
+  (check_timeline.py's compare_branches: per thread, and across CPUs in
+  perf's order with CPU and time); of a --perf-layout threads directory
+  perf reads the same records joined into one file (perfdir_join.py);
 - the ground truth (expected.insn): what is decoded is a subsequence of
   it, so no instruction is decoded twice, and it is shorter (trace lost);
 - the snapshots' places in the trace (the AUX records' offsets and sizes
@@ -30,6 +31,10 @@ lists perf script's lines (address, CPU, thread, time) in its order with
 both decoders at -j1 and -j2, needing no clock fallback (--stats), and
 each thread's instructions are a subsequence of its ground truth
 (expected.insn split by expected.threads).
+With --pre-psb in OPTS (this script's, not ptsynth's): each queue's first
+snapshot gets, before its first PSB, packets perf's decoder never reads
+(pre_psb: a TSC past the PSB+'s); perf's times, and so ptdecode's, start
+at that PSB+ all the same.
 Exit 0 = pass, 1 = fail, 77 = skip."""
 import os
 import re
@@ -93,8 +98,9 @@ PSB = bytes([2, 0x82] * 8)
 PSBEND = bytes([2, 0x23])
 
 
-def auxtrace_records(path):
-    """A perf.data file's AUXTRACE records: [(CPU, offset, size, data)]."""
+def auxtrace_places(path):
+    """A perf.data file's AUXTRACE records: [(CPU, AUX offset, size, file
+    offset of the data)]."""
     with open(path, "rb") as f:
         b = f.read()
     off, size = struct.unpack_from("<QQ", b, 40)
@@ -105,10 +111,50 @@ def auxtrace_records(path):
             break
         if typ == 71:   # PERF_RECORD_AUXTRACE: its data follows it
             dsz, doff, _, _, _, cpu = struct.unpack_from("<QQQIIi", b, pos + 8)
-            out.append((cpu, doff, dsz, b[pos + sz:pos + sz + dsz]))
+            out.append((cpu, doff, dsz, pos + sz))
             pos += dsz
         pos += sz
     return out
+
+
+def auxtrace_records(path):
+    """A perf.data file's AUXTRACE records: [(CPU, offset, size, data)]."""
+    with open(path, "rb") as f:
+        b = f.read()
+    return [(cpu, doff, dsz, b[at:at + dsz])
+            for cpu, doff, dsz, at in auxtrace_places(path)]
+
+
+def pre_psb(path):
+    """Writes packets perf's decoder never reads into each queue's first
+    AUXTRACE buffer, before its first PSB (the bytes a snapshot holds of
+    the trace before that PSB+): PADs, a TSC 0x8000 ticks past the PSB+'s
+    and a CBR of the PSB+'s ratio.  perf finds the PSB by its bytes
+    (intel_pt_scan_for_psb), so its times start at the PSB+'s TSC; a clock
+    that took the packets before it would keep the later TSC there (perf's
+    TSC slip rule).  Returns the CPUs whose buffer had room."""
+    done, seen = [], set()
+    with open(path, "r+b") as f:
+        for cpu, _, size, at in auxtrace_places(path):
+            if cpu in seen:
+                continue
+            seen.add(cpu)
+            f.seek(at)
+            data = f.read(size)
+            p = first_psb(data)
+            if p is None or p < 12 or data[p + 16] != 0x19:
+                continue
+            q = p + 24
+            if data[q:q + 2] == bytes([2, 0x73]):     # TMA
+                q += 7
+            if data[q:q + 2] != bytes([2, 3]):          # CBR
+                continue
+            tsc = int.from_bytes(data[p + 17:p + 24], "little") + 0x8000
+            f.seek(at)
+            f.write(bytes(p - 12) + bytes([0x19]) + tsc.to_bytes(7, "little")
+                    + bytes([2, 3, data[q + 2], 0]))
+            done.append(cpu)
+    return done
 
 
 def first_psb(data):
@@ -136,6 +182,8 @@ def main():
         sys.exit(__doc__)
     opts, cmd = rest[:rest.index("--")], rest[rest.index("--") + 1:]
     multi = "--cpus" in opts
+    prepsb = "--pre-psb" in opts     # this script's, not ptsynth's
+    opts = [o for o in opts if o != "--pre-psb"]
     if not shutil.which("perf"):
         print("SKIP: perf not installed")
         return 77
@@ -146,15 +194,30 @@ def main():
         fail("ptsynth: %s" % p.stderr)
         return 1
     perf_home(out + ".home", out)
+    if prepsb:
+        cpus = pre_psb(os.path.join(out, "perf.data"))
+        if not cpus:
+            fail("no queue's first AUXTRACE buffer has 12 bytes before its first "
+                 "PSB+ (PSB, TSC, [TMA], CBR)")
+            return 1
+        print("packets before the first PSB of CPUs %s (a TSC past the PSB+'s, "
+              "a CBR)" % cpus)
     truth = [ln.strip() for ln in open(os.path.join(out, "expected.insn"))]
     pd = os.path.join(out, "perf.data")
+    perfcap = out   # the directory whose perf.data perf script reads
     if os.path.isdir(pd):
         # --perf-layout threads: perf 6.1 reads no AUX data out of data.N
-        # files (check_threads_layout.sh), so it reads them joined
-        joined = out + ".joined.data"
+        # files (check_threads_layout.sh), so it reads them joined into
+        # one file, features kept (HEADER_AUXTRACE with no index entries,
+        # as perf record --threads writes it: perf script prints -F addr
+        # and the other fields of the branches it synthesizes only with it)
+        perfcap = out + ".joined"
+        shutil.rmtree(perfcap, ignore_errors=True)
+        os.mkdir(perfcap)
         subprocess.run([sys.executable, os.path.join(os.path.dirname(
-            os.path.abspath(__file__)), "perfdir_join.py"), pd, joined], check=True)
-        pd = joined
+            os.path.abspath(__file__)), "perfdir_join.py"), pd,
+            os.path.join(perfcap, "perf.data")], check=True)
+        pd = os.path.join(perfcap, "perf.data")
 
     # perf's decode
     p = run(["perf", "script", "-i", pd, "--itrace=i0ns", "-F", "ip"])
@@ -235,12 +298,12 @@ def main():
                       "%d of the ground truth" % (ctx, len(got), len(truth)))
     # --branches: perf script --itrace=be's branches, trace starts and stops
     # (check_timeline.py's comparison: per thread, and across CPUs in
-    # perf's order with its CPUs and times).  Not without TSC (perf has no
-    # time field then; check_branches.py below compares those without
-    # times) nor on a directory joined (perf 6.1 prints no branch addr
-    # from it).
-    timed = "--no-tsc" not in opts and pd == os.path.join(out, "perf.data")
-    pbr = check_timeline.perf_branches(out) if timed else []
+    # perf's order with its CPUs and times); for a directory, ptdecode
+    # reads the directory and perf the same records joined.  Not without
+    # TSC (perf has no time field then; check_branches.py below compares
+    # those without times).
+    timed = "--no-tsc" not in opts
+    pbr = check_timeline.perf_branches(perfcap) if timed else []
     if timed and not pbr:
         fail("perf script --itrace=be lists no branch")
     for dec in ("fast", "libipt") if timed else ():
@@ -289,9 +352,10 @@ def main():
     # the last branch before each gap is listed as perf lists it
     cb = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli",
                       "check_branches.py")
-    # (perf 6.1 reads no AUX data out of a directory's data.N files)
-    for opt in ([], ["--decoder=libipt"]) if pd == os.path.join(out, "perf.data") \
-            and not multi else []:
+    # (on the capture itself: not on a directory, whose data.N files
+    # perf 6.1 reads no AUX data out of; compare_branches above has
+    # compared those)
+    for opt in ([], ["--decoder=libipt"]) if perfcap == out and not multi else []:
         p = run([sys.executable, cb, ptdecode, out] + opt)
         print(p.stdout.strip())
         if p.returncode:

@@ -4,7 +4,8 @@
 # Records CMD with `ptsynth record --perf-layout threads` (OUT/perf.data is
 # a directory: data, data.N, as perf record --threads writes it) and checks
 # that ptdecode, with both decoders at -j1 and -j2, lists exactly the
-# ground truth (OUT/expected.insn) and exactly what perf script prints.
+# ground truth (OUT/expected.insn) and exactly what perf script prints,
+# and `--branches` perf script --itrace=be's branches.
 # perf's oracle: perf script on the directory where perf reads the AUX data
 # of data.N files; Debian's perf 6.1 reads an AUXTRACE payload at its
 # data.N offset but in the header file (0 instructions), so then the same
@@ -40,6 +41,7 @@ grep -q "^# directory data version : 1" "$out.header" || {
 
 perf script -i "$pd" --itrace=i0ns -F ip 2>"$out.perf.stderr" |
 	awk 'NF { print "0x" $1 }' >"$out.perf.insn"
+perfcap=$out    # the directory whose perf.data perf script reads
 if [ -s "$out.perf.insn" ]; then
 	echo "perf script decodes the directory itself: $(wc -l <"$out.perf.insn") instructions"
 else
@@ -47,8 +49,10 @@ else
 	     "the directory (it reads data.N AUX payloads from the header file, or" \
 	     "dies of SIGBUS past its end); perf's oracle is the same records joined" \
 	     "into one file"
-	python3 "$here/perfdir_join.py" "$pd" "$out.joined.data" || exit 1
-	perf script -i "$out.joined.data" --itrace=i0ns -F ip 2>"$out.perf.stderr" |
+	perfcap=$out.joined
+	rm -rf "$perfcap" && mkdir "$perfcap" || exit 1
+	python3 "$here/perfdir_join.py" "$pd" "$perfcap/perf.data" || exit 1
+	perf script -i "$perfcap/perf.data" --itrace=i0ns -F ip 2>"$out.perf.stderr" |
 		awk 'NF { print "0x" $1 }' >"$out.perf.insn"
 fi
 if cmp -s "$out.perf.insn" "$out/expected.insn"; then
@@ -70,6 +74,27 @@ for d in fast libipt; do
 		fi
 	done
 done
+# --branches: perf script --itrace=be's branches, trace starts and stops
+# (check_timeline.py's comparison, per thread and in perf's order with
+# CPUs and times), both decoders at -j1 and -j2
+python3 - "$here/../timeline" "$ptdecode" "$out" "$perfcap" <<'EOF' || rc=1
+import sys
+sys.dont_write_bytecode = True
+sys.path.insert(0, sys.argv[1])
+import check_timeline as ct  # noqa: E402
+ptdecode, out, perfcap = sys.argv[2:5]
+pbr = ct.perf_branches(perfcap)
+if not pbr:
+    ct.fail('perf script --itrace=be lists no branch')
+for dec in ('fast', 'libipt'):
+    for j in ('1', '2'):
+        ctx = 'ptdecode --decoder=%s -j%s' % (dec, j)
+        obr = ct.ours_branches(ct.run([ptdecode, '-q', '--decoder=' + dec, '-j', j, '-t',
+                                       '--no-sym', '--branches', out]))
+        nbr, ntrace, nparked, _, _ = ct.compare_branches(obr, pbr, ctx)
+        print('OK: %s --branches: %d branches, %d trace starts/stops = perf script '
+              '--itrace=be (%d listed after a trace stop)' % (ctx, nbr, ntrace, nparked))
+EOF
 # the directory alone, given as ptdecode's input, decodes the same
 "$ptdecode" -q --insn --no-sym --no-disasm "$pd" 2>"$out.dironly.stderr" | grep '^0x' >"$out.dironly.insn"
 cmp -s "$out.dironly.insn" "$out/expected.insn" || {

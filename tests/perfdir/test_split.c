@@ -4,8 +4,8 @@
  * CPUs 0 and 2, out of time order inside a file as perf's reader threads
  * write them, come back from the directory in time order, each from the
  * file of its CPU, AUXTRACE payloads from theirs; the layout is perf's
- * (data, data.0..data.2 with data.1 empty, HEADER_DIR_FORMAT 1, no
- * AUXTRACE index).
+ * (data, data.0..data.2 with data.1 empty, HEADER_DIR_FORMAT 1,
+ * HEADER_AUXTRACE with no index entries).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,6 +96,8 @@ int main(int argc, char **argv)
 	CHECK(perfdata_dir_nfiles(d) == 4);
 	CHECK(perfdata_get_info(perfdata_dir_header(d, 0))->dir_format == 1);
 	CHECK(perfdata_get_info(perfdata_dir_header(d, 0))->naux_index == 0);
+	CHECK(perfdata_get_info(perfdata_dir_header(d, 0))->features[PD_FEAT_AUXTRACE / 64]
+	      >> (PD_FEAT_AUXTRACE % 64) & 1);
 	while ((rc = perfdata_dir_next(d, &r, &file)) == 0) {
 		const char *name = strrchr(perfdata_dir_path(d, file), '/') + 1;
 		struct perfdata_comm c;
