@@ -208,17 +208,27 @@ static const char *nacc_message(struct cs_backend *cb, uint64_t addr)
 	return buf;
 }
 
+/* An ADDR_NACC element as a PTD_EV_GAP (inlined: traces of code outside
+ * the images are mostly these). */
+static inline __attribute__((always_inline)) void
+nacc_event(struct cs_backend *cb, const struct cs_elem *e, struct ptd_event *ev)
+{
+	ev_init(cb, ev, e, PTD_EV_GAP);
+	ev->ip = e->st;
+	ev->msg = nacc_message(cb, e->st);
+}
+
 /* An element with no code address (ADDR_NACC, I_RANGE_NOPATH,
  * ADDR_UNKNOWN) as a PTD_EV_GAP. */
 static void gap_event(struct cs_backend *cb, const struct cs_elem *e,
 		      struct ptd_event *ev)
 {
+	if (e->type == OCSD_GEN_TRC_ELEM_ADDR_NACC) {
+		nacc_event(cb, e, ev);
+		return;
+	}
 	ev_init(cb, ev, e, PTD_EV_GAP);
 	switch (e->type) {
-	case OCSD_GEN_TRC_ELEM_ADDR_NACC:
-		ev->ip = e->st;
-		ev->msg = nacc_message(cb, e->st);
-		break;
 	case OCSD_GEN_TRC_ELEM_I_RANGE_NOPATH:
 		ev->ip = e->st;
 		ev->addr = e->en;
@@ -366,6 +376,18 @@ int csevent_next_blocks(struct backend *b, const struct ptd_block **blocks,
 	int rc = 0;
 
 	cb->blk_n = cb->ev_n = 0;
+	/* the second and later gaps of a run (code outside the images
+	 * gives runs of them): one event and no blocks, without the loop */
+	if (__builtin_expect(!cb->have_pending && !cb->in_range &&
+			     cb->el_head < cb->el_n, 1) &&
+	    cb->el[cb->el_head].type == OCSD_GEN_TRC_ELEM_ADDR_NACC) {
+		nacc_event(cb, &cb->el[cb->el_head++], ev);
+		*blocks = cb->blk;
+		*n = 0;
+		*ninsn = 0;
+		*have_ev = 1;
+		return 0;
+	}
 	*have_ev = 0;
 	for (;;) {
 		const struct cs_elem *e;
