@@ -170,6 +170,9 @@ static void *worker_main(void *arg)
 	struct worker *w = arg;
 	struct fast_backend *fb = w->fb;
 
+	/* its block tables, here rather than on the caller's thread before
+	 * any decoding starts */
+	util_populate(w, sizeof(*w));
 	pthread_mutex_lock(&fb->lock);
 	for (;;) {
 		size_t first = 0, n = 0;
@@ -240,9 +243,11 @@ static void drop_segment_bytes(struct fast_backend *fb, struct segment *seg)
 /* Keeps seg's record array for a later segment. */
 static void recycle_records(struct fast_backend *fb, struct segment *seg)
 {
+	if (!seg->recs)
+		return;  /* counting: no lock round trip per segment */
 	if (fb->nthreads)
 		pthread_mutex_lock(&fb->lock);
-	if (seg->recs && fb->nspare < SPARE_MAX) {
+	if (fb->nspare < SPARE_MAX) {
 		fb->spare[fb->nspare] = seg->recs;
 		fb->spare_cap[fb->nspare++] = seg->rcap;
 		seg->recs = NULL;
@@ -317,7 +322,8 @@ int pool_create_workers(struct fast_backend *fb, unsigned int nthreads)
 	fb->workers = calloc(nw, sizeof(*fb->workers));
 	if (!fb->workers)
 		return PTD_ERR_NOMEM;
-	util_populate(fb->workers, nw * sizeof(*fb->workers));  /* block tables */
+	/* the caller's block tables; each pool thread populates its own */
+	util_populate(&fb->workers[fb->nthreads], sizeof(*fb->workers));
 	for (size_t i = 0; i < nw; i++) {
 		fb->workers[i].fb = fb;
 		fbuilder_init(&fb->workers[i].build, fb->st, &fb->keep_text);
