@@ -1,13 +1,57 @@
 /* SPDX-License-Identifier: MIT */
 #include "fastpt_memo.h"
 
+#include "fastpt_blocks.h"
+
 #include <string.h>
 #include <sys/mman.h>
 
+/* Where a run's blocks are all valid, as fblock_valid checks each. */
+struct memo_where {
+	int32_t pid;
+	uint8_t mode;
+	uint64_t valid_from, valid_to;
+};
+
+/* Narrows w to where block b is valid too; 0 when that is nowhere. */
+static int memo_narrow(struct memo_where *w, const struct fblock *b)
+{
+	if (b->mode != w->mode)
+		return 0;
+	if (b->pid != IMGSTORE_KERNEL) {
+		if (w->pid != IMGSTORE_KERNEL && w->pid != b->pid)
+			return 0;
+		w->pid = b->pid;
+	}
+	if (b->valid_from > w->valid_from)
+		w->valid_from = b->valid_from;
+	if (b->valid_to < w->valid_to)
+		w->valid_to = b->valid_to;
+	return 1;
+}
+
 void memo_put(struct memo *m, const struct memo_run *run)
 {
-	struct memo *e = memo_set(m, memo_hash(run->start, run->last_ip_in, run->bytes));
+	struct memo *e = memo_set(m, memo_hash(run->last_ip_in, run->bytes));
+	struct memo_where v = {
+		.pid = IMGSTORE_KERNEL,
+		.mode = run->next->mode,
+		.valid_from = 0,
+		.valid_to = IMGSTORE_FOREVER,
+	};
+	uint64_t ninsn = 0;
 
+	if (!memo_narrow(&v, run->next))
+		return;
+	for (size_t i = 0; i < run->nrec; i++) {
+		if (!memo_narrow(&v, run->recs[i].priv))
+			return;
+		ninsn += run->recs[i].ninsn;
+	}
+	/* what the entry's fields cannot hold (no replay of a run that long
+	 * could be taken anyway: INTELPT_NELOOP_INSNS) */
+	if (ninsn >= MEMO_NINSN_MAX || v.pid < MEMO_PID_MIN || v.pid > MEMO_PID_MAX)
+		return;
 	/* the entry stored last stays, in the second way */
 	if (e->start != run->start || e->last_ip_in != run->last_ip_in ||
 	    e->len != run->len || memcmp(e->bytes, run->bytes, run->len))
@@ -16,17 +60,17 @@ void memo_put(struct memo *m, const struct memo_run *run)
 	e->next = run->next;
 	e->last_ip_in = run->last_ip_in;
 	e->last_ip_out = run->last_ip_out;
-	e->epoch = run->epoch;
+	e->valid_from = v.valid_from;
+	e->valid_to = v.valid_to;
+	e->ninsn = (uint32_t)ninsn;
 	e->len = (uint8_t)run->len;
-	e->nrec = (uint8_t)run->nrec;
-	e->ninsn = 0;
+	e->pid = v.pid;
+	e->mode = v.mode;
 	memcpy(e->bytes, run->bytes, run->len);
+	e->nrec = (uint8_t)run->nrec;
 	for (size_t i = 0; i < run->nrec; i++) {
-		const struct ptd_block *r = &run->recs[i];
-
-		e->rec[i].b = (struct fblock *)r->priv;
-		e->rec[i].ninsn = r->ninsn;
-		e->ninsn += r->ninsn;
+		e->rec_b[i] = (struct fblock *)run->recs[i].priv;
+		e->rec_ninsn[i] = run->recs[i].ninsn;
 	}
 }
 

@@ -41,20 +41,30 @@ struct fblock;
 #define MEMO_WAYS 2          /* entries a set (a key's slots) holds */
 
 struct memo {
+	/* The first cache line holds all that a lookup and a count-only
+	 * replay read (the key's first 8 bytes included), among them where
+	 * all its blocks (records and next) are valid, so a replay checks
+	 * that without loading them: the address space they need
+	 * (IMGSTORE_KERNEL: any), their mode and their time window. */
 	const struct fblock *start, *next;
 	uint64_t last_ip_in, last_ip_out;
-	uint64_t epoch;           /* every block checked valid in this epoch */
-	uint32_t ninsn;
-	uint8_t len, nrec;
+	uint64_t valid_from, valid_to;
+	uint32_t ninsn : 24, len : 8;     /* runs of MEMO_NINSN_MAX and more are not stored */
+	int32_t pid : 28, mode : 4;       /* pids outside MEMO_PID_MIN..MAX are not stored */
 	uint8_t bytes[MEMO_BYTES];
-	struct { struct fblock *b; uint32_t ninsn; } rec[MEMO_RECS];
-};
+	uint8_t nrec;
+	struct fblock *rec_b[MEMO_RECS];
+	uint32_t rec_ninsn[MEMO_RECS];
+} __attribute__((aligned(64)));
+
+#define MEMO_NINSN_MAX (1u << 24)
+#define MEMO_PID_MIN (-(1 << 27))
+#define MEMO_PID_MAX ((1 << 27) - 1)
 
 /* A run the walk recorded, for memo_put. */
 struct memo_run {
 	const struct fblock *start, *next;
 	uint64_t last_ip_in, last_ip_out;
-	uint64_t epoch;
 	const uint8_t *bytes;     /* len bytes: MEMO_MIN..MEMO_BYTES */
 	size_t len;
 	const struct ptd_block *recs;  /* nrec records: 1..MEMO_RECS */
@@ -94,19 +104,62 @@ static inline uint64_t memo_len_mask(unsigned n)
 	return n >= 8 ? ~0ull : (1ull << (8 * n)) - 1;
 }
 
-/* The table slot of a run from block b with last_ip whose bytes start
- * with the 4 bytes w (memo_le of them). */
-static inline size_t memo_hash_word(const struct fblock *b, uint64_t last_ip,
-				    uint32_t w)
+/* The table slot of a run with last_ip whose bytes start with the 4
+ * bytes w (memo_le of them).  Not its start block: the walk's next
+ * lookup can then be addressed from the trace bytes alone
+ * (memo_scan_run), before the entry of this one has loaded. */
+static inline size_t memo_hash_word(uint64_t last_ip, uint32_t w)
 {
-	return (size_t)((((uintptr_t)b >> 6) ^ (last_ip * 0x9e3779b97f4a7c15ull) ^
+	return (size_t)(((last_ip * 0x9e3779b97f4a7c15ull) ^
 			 ((uint64_t)w * 0xc2b2ae3d27d4eb4full)) >> (64 - MEMO_BITS));
 }
 
-static inline size_t memo_hash(const struct fblock *b, uint64_t last_ip,
-			       const uint8_t *p)
+static inline size_t memo_hash(uint64_t last_ip, const uint8_t *p)
 {
-	return memo_hash_word(b, last_ip, (uint32_t)memo_le(p, MEMO_MIN));
+	return memo_hash_word(last_ip, (uint32_t)memo_le(p, MEMO_MIN));
+}
+
+/* Where the run at p[0, avail) with last_ip ends if it is one that the
+ * memo stores without timing packets (short TNTs and PADs, then a TIP
+ * with an IP): the bytes it covers, and *last_ip_out the TIP's IP.  0
+ * when the bytes are not such a run.  A prediction only: the entry
+ * found decides. */
+static inline unsigned memo_scan_run(const uint8_t *p, uint64_t avail,
+				     uint64_t last_ip, uint64_t *last_ip_out)
+{
+	uint64_t lim = avail < MEMO_BYTES ? avail : MEMO_BYTES;
+
+	for (unsigned o = 0; o < lim; o++) {
+		uint8_t b = p[o];
+		uint64_t ip;
+		unsigned n;
+
+		if (!(b & 1) && b != 2)          /* short TNT or PAD */
+			continue;
+		if ((b & 0x1f) != 0x0d)          /* not a TIP */
+			return 0;
+		switch (b >> 5) {
+		case 1: n = 2; break;
+		case 2: n = 4; break;
+		case 3: case 4: n = 6; break;
+		case 6: n = 8; break;
+		default: return 0;
+		}
+		if (o + 1 + n > lim)
+			return 0;
+		ip = memo_le(p + o + 1, n == 6 ? 4 : n);
+		if (n == 6)
+			ip |= memo_le(p + o + 5, 2) << 32;
+		switch (b >> 5) {
+		case 1: ip |= last_ip & ~0xffffull; break;
+		case 2: ip |= last_ip & ~0xffffffffull; break;
+		case 3: ip = (uint64_t)((int64_t)(ip << 16) >> 16); break;
+		case 4: ip |= last_ip & ~0xffffffffffffull; break;
+		}
+		*last_ip_out = ip;
+		return o + 1 + n;
+	}
+	return 0;
 }
 
 /* The set (two entries, the first the most recently stored) of table
@@ -171,7 +224,7 @@ static inline struct memo *memo_find(struct memo *m, const struct fblock *start,
 				     uint64_t last_ip, const uint8_t *p,
 				     uint64_t avail)
 {
-	return memo_set_find(memo_set(m, memo_hash(start, last_ip, p)), start,
+	return memo_set_find(memo_set(m, memo_hash(last_ip, p)), start,
 			     last_ip, p, avail);
 }
 
@@ -185,13 +238,14 @@ static inline struct memo *memo_prefetch_next(struct memo *m, const struct memo 
 
 	if (avail < MEMO_MIN)
 		return NULL;
-	n = memo_set(m, memo_hash(e->next, e->last_ip_out, p));
+	n = memo_set(m, memo_hash(e->last_ip_out, p));
 	memo_prefetch_set(n);
 	return n;
 }
 
 /* Stores run as the first entry of the set its key maps to (the first
- * moves to the second, unless it is the same run's). */
+ * moves to the second, unless it is the same run's); not a run whose
+ * blocks are never valid together (modes or address spaces differ). */
 void memo_put(struct memo *m, const struct memo_run *run);
 
 /* A zeroed table of 1 << MEMO_BITS entries, or NULL. */

@@ -1715,7 +1715,7 @@ static struct memo *memo_find_key(struct memo *m, const struct fblock *start,
 		if (n < want)
 			continue;
 		if (!e) {
-			set = memo_set(m, memo_hash_word(start, last_ip, (uint32_t)k0));
+			set = memo_set(m, memo_hash_word(last_ip, (uint32_t)k0));
 			for (e = set; e < set + MEMO_WAYS; e++)
 				if (e->start == start && e->last_ip_in == last_ip && e->len >= n)
 					break;
@@ -1759,7 +1759,7 @@ static inline void memo_prefetch_key(struct memo *m, const struct memo *e,
 			memo_key_add(&k0, &k1, n, p + o, len, avail - o);
 			n += len;
 			if (n >= MEMO_MIN) {
-				memo_prefetch_set(memo_set(m, memo_hash_word(e->next, e->last_ip_out,
+				memo_prefetch_set(memo_set(m, memo_hash_word(e->last_ip_out,
 									      (uint32_t)k0)));
 				return;
 			}
@@ -1799,25 +1799,22 @@ static void memo_store(struct walk *k, struct fblock *next)
 	memo_put(k->w->cache.memo, &(struct memo_run){
 		.start = k->rec_start, .next = next,
 		.last_ip_in = k->rec_last_ip, .last_ip_out = k->last_ip,
-		.epoch = *k->at.epoch,
 		.bytes = key, .len = n,
 		.recs = s->recs + k->rec_nrecs, .nrec = nrec,
 	});
 }
 
-/* Whether the blocks of a stored run are valid now: they were when it was
- * stored; checked again once the epoch changed since. */
-static inline int memo_valid(struct walk *k, struct memo *e)
+/* Whether the blocks of a stored run (its records and next) are valid
+ * now, as fblock_valid would find each: from where memo_put found them
+ * all valid, in the entry's first line. */
+static inline int memo_valid(const struct walk *k, const struct memo *e)
 {
-	if (e->epoch == *k->at.epoch)
-		return 1;
-	for (unsigned i = 0; i < e->nrec; i++)
-		if (!fblock_valid(e->rec[i].b, &k->at))
-			return 0;
-	if (!fblock_valid((struct fblock *)e->next, &k->at))
+	const struct fwhere *at = &k->at;
+
+	if (e->mode != at->mode || (e->pid != at->pid && e->pid != IMGSTORE_KERNEL))
 		return 0;
-	e->epoch = *k->at.epoch;
-	return 1;
+	return at->time == IMGSTORE_TIME_UNKNOWN ||
+	       (at->time >= e->valid_from && at->time_hi < e->valid_to);
 }
 
 /* A replayed run's MTC and CYC packets (tp; its bytes at segment offset
@@ -1844,7 +1841,11 @@ static inline int memo_clock(struct walk *k, const struct memo_timed *tp, uint64
  * values, so they stay in registers.  Replays from block *bp with
  * *last_ip at segment offset *off (bytes up to end) while runs are
  * found; returns how many, with *bp, *last_ip, *off, *ninsn (added to)
- * moved past them. */
+ * moved past them.  Each run's end and last_ip are read from the bytes
+ * (memo_scan_run) as well as from its entry: when they agree, as they
+ * do but for runs the scan does not know, the next lookup's address
+ * does not wait for this entry to load, so lookups that miss the cache
+ * overlap. */
 static unsigned memo_replay_plain(struct walk *k, struct memo *m,
 				  const struct fblock **bp, uint64_t *last_ipp,
 				  uint64_t *offp, uint64_t end, uint64_t *ninsnp)
@@ -1852,28 +1853,34 @@ static unsigned memo_replay_plain(struct walk *k, struct memo *m,
 	const uint8_t *data = k->seg->data;
 	const struct fblock *b = *bp;
 	uint64_t last_ip = *last_ipp, off = *offp, ninsn = 0;
-	uint64_t epoch = *k->at.epoch, free_insns = k->free_insns;
-	struct memo *set, *e;
+	uint64_t free_insns = k->free_insns;
 	unsigned hits = 0;
 
-	if (end - off < MEMO_MIN)
-		return 0;
-	set = memo_set(m, memo_hash(b, last_ip, data + off));
-	for (;;) {
-		e = memo_set_find(set, b, last_ip, data + off, end - off);
-		if (!e || (e->epoch != epoch && !memo_valid(k, e)) ||
-		    free_insns + e->ninsn >= INTELPT_NELOOP_INSNS)
+	while (end - off >= MEMO_MIN) {
+		const uint8_t *p = data + off;
+		uint64_t avail = end - off, slip = 0;
+		struct memo *set = memo_set(m, memo_hash(last_ip, p)), *e;
+		unsigned slen = memo_scan_run(p, avail, last_ip, &slip), nlen = slen;
+		uint64_t nlip = slip;
+
+		/* copies the compiler cannot see equal the entry's values
+		 * once compared: it would take those, waiting for the load */
+		__asm__("" : "+r"(nlip), "+r"(nlen));
+
+		e = memo_set_find(set, b, last_ip, p, avail);
+		if (!e || !memo_valid(k, e) || free_insns + e->ninsn >= INTELPT_NELOOP_INSNS)
 			break;
 		free_insns = 0;
-		off += e->len;
 		ninsn += e->ninsn;
-		last_ip = e->last_ip_out;
 		b = e->next;
 		hits++;
-		if (end - off < MEMO_MIN)
-			break;
-		set = memo_set(m, memo_hash(b, last_ip, data + off));
-		memo_prefetch_set(set);
+		if (__builtin_expect(e->len != slen || e->last_ip_out != slip, 0)) {
+			off += e->len;
+			last_ip = e->last_ip_out;
+			continue;
+		}
+		off += nlen;
+		last_ip = nlip;
 	}
 	*bp = b;
 	*last_ipp = last_ip;
@@ -1923,7 +1930,7 @@ static int memo_replay(struct walk *k, struct fblock **nb)
 		uint64_t avail = end - off;
 
 		if (!keyed) {
-			e = memo_set_find(slot ? slot : memo_set(m, memo_hash(b, last_ip, p)),
+			e = memo_set_find(slot ? slot : memo_set(m, memo_hash(last_ip, p)),
 					  b, last_ip, p, avail);
 			if (!e)
 				break;
@@ -1965,8 +1972,8 @@ static int memo_replay(struct walk *k, struct fblock **nb)
 			for (unsigned i = 0; i < e->nrec; i++) {
 				struct ptd_block *r = &s->recs[s->nrecs++];
 
-				r->priv = e->rec[i].b;
-				r->ninsn = e->rec[i].ninsn;
+				r->priv = e->rec_b[i];
+				r->ninsn = e->rec_ninsn[i];
 				r->ctx = k->ctx;
 			}
 		off += rawlen;
