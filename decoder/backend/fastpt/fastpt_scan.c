@@ -1,5 +1,4 @@
 /* SPDX-License-Identifier: MIT */
-#define _GNU_SOURCE /* memmem */
 #include "fastpt_scan.h"
 #include "fastpt_walk.h"
 
@@ -118,26 +117,42 @@ static int add_segment(struct scan *sc, const struct intelpt_piece *pc,
 	return 0;
 }
 
-/* The PSBs of one piece; *lo is where the pages not yet dropped start. */
-static void scan_piece(struct scan *sc, const struct intelpt_piece *pc,
-		       const uint8_t **lo)
+/* scan_find_psb: any PSB starting in [p, p + 15] covers the byte at
+ * p + 15: where that is neither 02 nor 82, 16 starts are ruled out by
+ * one load (a search that reads every byte costs more than half of a
+ * short run's scan). */
+const uint8_t *scan_find_psb(const uint8_t *p, const uint8_t *e)
 {
 	static const uint8_t psb[16] = { 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
 					 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
 					 0x02, 0x82, 0x02, 0x82 };
+
+	while (e - p >= 16) {
+		if ((p[15] & 0x7f) != 0x02)
+			p += 16;
+		else if (!memcmp(p, psb, sizeof(psb)))
+			return p;
+		else
+			p++;
+	}
+	return NULL;
+}
+
+/* The PSBs of one piece; *lo is where the pages not yet dropped start. */
+static void scan_piece(struct scan *sc, const struct intelpt_piece *pc,
+		       const uint8_t **lo)
+{
 	struct pt_packet_decoder *pkt;
 	struct pt_config cfg;
 
 	intelpt_config(sc->p, &cfg, pc->data, pc->data + pc->size);
 	pkt = pc->size ? pt_pkt_alloc_decoder(&cfg) : NULL;
 	for (uint64_t from = 0; from < pc->size;) {
-		/* the PSB pattern, as libipt's sync finds it */
-		const uint8_t *at = memmem(pc->data + from, pc->size - from,
-					   psb, sizeof(psb));
+		const uint8_t *at = scan_find_psb(pc->data + from, pc->data + pc->size);
 
 		if (!at)
 			break;
-		from = (uint64_t)(at - pc->data) + sizeof(psb);
+		from = (uint64_t)(at - pc->data) + 16;
 		sc->rc = add_segment(sc, pc, at, pkt);
 		if (sc->rc)
 			break;
