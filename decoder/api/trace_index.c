@@ -5,6 +5,7 @@
 #include "fastpt_seek.h"
 #include "imgstore.h"
 #include "input.h"
+#include "perfdata.h"
 #include "session.h"
 #include "sideband.h"
 #include "util.h"
@@ -487,14 +488,27 @@ static int stack_effect(const struct sumstate *ss, const struct part *p,
 	return eff;
 }
 
-/* The context ctx starts in part p's run of blocks: 1 when it is
- * another thread's (the run ends), 0 when p's (ss has its time). */
-static __attribute__((noinline, cold)) int ctx_enter(struct sumstate *ss,
-						     struct part *p, uint32_t ctx)
+/* Out of sum_blocks's loop, not even its arguments' loads (GCC's clones
+ * pass the fields they read, which the loop then loads every time). */
+#if defined(__GNUC__) && !defined(__clang__)
+#define NOT_IN_LOOP __attribute__((noinline, noclone, cold))
+#else
+#define NOT_IN_LOOP __attribute__((noinline, cold))
+#endif
+
+/* Block record rb is not a whole block of the context before in part
+ * p's run of blocks: 1 when the run ends there (a part of a block,
+ * another thread's context), 0 when its context is p's (ss has it and
+ * its time). */
+static NOT_IN_LOOP int ctx_enter(struct sumstate *ss, struct part *p,
+				 const struct ptd_block *rb)
 {
+	uint32_t ctx = rb->ctx;
 	uint64_t t;
 	int32_t pid, tid;
 
+	if (rb->ninsn != fastpt_blk_ninsn(rb->priv))
+		return 1;
 	fastpt_reader_ctx(ss->rd, ctx, &t, &pid, &tid);
 	if (tid >= 0 && tid != p->tid)
 		return 1;
@@ -555,12 +569,12 @@ static __attribute__((noinline)) size_t sum_blocks(struct sumstate *ss,
 		bn = fastpt_blk_ninsn(b);
 		if (__builtin_expect(((uint64_t)rb->ctx << 32 | rb->ninsn) !=
 				     (ckey | bn), 0)) {
-			if (rb->ninsn != bn || ctx_enter(ss, p, rb->ctx))
+			if (ctx_enter(ss, p, rb))
 				break;
-			ckey = (uint64_t)rb->ctx << 32;
+			ckey = (uint64_t)ss->cctx << 32;
 			ctime = ss->ctime;
 		}
-		pos += bn;
+		pos += rb->ninsn;
 		mark = fastpt_blk_mark(b);
 		m = *mark ^ cmpgen;
 		if (__builtin_expect(!m, 1))
@@ -1316,6 +1330,10 @@ int ptd_index_build(struct ptd_index **out, struct ptd_session *s,
 			}
 		}
 	}
+	/* the perf.data records were read at open: their window's pages
+	 * need not stay resident beside the index */
+	if (s->in && s->in->pd)
+		perfdata_release_window(s->in->pd);
 	rc = build_fast(ix);
 	if (rc == 1) {
 		rc = build_whole(ix);
