@@ -5,6 +5,7 @@
 #include "fastpt_seek.h"
 #include "imgstore.h"
 #include "input.h"
+#include "perfdata.h"
 #include "session.h"
 #include "sideband.h"
 #include "util.h"
@@ -399,7 +400,8 @@ static void part_time(struct part *p, uint64_t t)
 }
 
 /* The part's bounds and code get the code [ip, end). */
-static void add_code(struct part *p, uint64_t ip, uint64_t end)
+static __attribute__((noinline)) void add_code(struct part *p, uint64_t ip,
+					      uint64_t end)
 {
 	uint64_t l;
 
@@ -414,7 +416,9 @@ static void add_code(struct part *p, uint64_t ip, uint64_t end)
 /* Summarizing one segment: what add_insn/add_stop would see of its
  * instructions and stops, thread by thread, a block at a time.  A block
  * adds its code to a part once: its mark (fastpt_blk_mark) is the part's
- * generation once it has (each switch of part starts a new one). */
+ * generation (a multiple of MARK_GEN; each switch of part starts a new
+ * one) plus what its last instruction does to the stack (MARK_*), once
+ * it has; a block not yet marked in the part has other high bits. */
 struct sumstate {
 	struct fastpt_reader *rd;
 	struct segres *res;
@@ -424,6 +428,23 @@ struct sumstate {
 	uint32_t cctx, gen;
 	uint64_t ctime;
 };
+
+enum {
+	MARK_NONE,     /* leaves the stack as it is */
+	MARK_CALL,
+	MARK_RET,
+	MARK_OTHER,    /* may be interrupted by a signal, or a far call */
+	MARK_GEN       /* the generations' step */
+};
+/* Never in a mark: sum_blocks's "a call is pending" in what it compares
+ * marks with. */
+#define MARK_PEND (1u << 31)
+
+/* A reader's generations stop short of wrapping (a block's old mark
+ * would match again): past this, run_worker takes a new reader, whose
+ * blocks are unmarked.  A segment never has the 2^26 switches of part
+ * left below MARK_PEND. */
+#define GEN_LIMIT 0x70000000u
 
 static void sum_start(struct sumstate *ss, struct segres *res)
 {
@@ -447,6 +468,15 @@ static const int8_t eff_of[16] = {
 	[PTD_IC_FAR_CALL] = EFF_FAR,
 };
 
+/* The mark's low bits of a block whose last instruction is of class ic. */
+static const uint8_t mark_of[16] = {
+	[PTD_IC_OTHER] = MARK_OTHER,
+	[PTD_IC_CALL] = MARK_CALL,
+	[PTD_IC_IND_CALL] = MARK_CALL,
+	[PTD_IC_RETURN] = MARK_RET,
+	[PTD_IC_FAR_CALL] = MARK_OTHER,
+};
+
 static int stack_effect(const struct sumstate *ss, const struct part *p,
 			unsigned int ic, uint64_t last_ip)
 {
@@ -458,137 +488,170 @@ static int stack_effect(const struct sumstate *ss, const struct part *p,
 	return eff;
 }
 
+/* Out of sum_blocks's loop, not even its arguments' loads (GCC's clones
+ * pass the fields they read, which the loop then loads every time). */
+#if defined(__GNUC__) && !defined(__clang__)
+#define NOT_IN_LOOP __attribute__((noinline, noclone, cold))
+#else
+#define NOT_IN_LOOP __attribute__((noinline, cold))
+#endif
+
+/* Block record rb is not a whole block of the context before in part
+ * p's run of blocks: 1 when the run ends there (a part of a block,
+ * another thread's context), 0 when its context is p's (ss has it and
+ * its time). */
+static NOT_IN_LOOP int ctx_enter(struct sumstate *ss, struct part *p,
+				 const struct ptd_block *rb)
+{
+	uint32_t ctx = rb->ctx;
+	uint64_t t;
+	int32_t pid, tid;
+
+	if (rb->ninsn != fastpt_blk_ninsn(rb->priv))
+		return 1;
+	fastpt_reader_ctx(ss->rd, ctx, &t, &pid, &tid);
+	if (tid >= 0 && tid != p->tid)
+		return 1;
+	ss->cctx = ctx;
+	ss->ctime = t;
+	ss->ctid = tid;
+	ss->cpid = pid;
+	if (p->pid < 0)
+		p->pid = pid;
+	return 0;
+}
+
 /* Records recs[i..n) of part p that are whole blocks, from record i on
  * while they are (the bulk of a trace): the part's counts, depths and
  * frames in locals, a pending call written straight into the frame slot
  * above the top (room is kept for two: a signal delivery's) and pushed
- * by moving the top; a block the part has that leaves the stack as it is
- * only counted.  A change of context to another thread, a stop or a
- * part of a block ends it.  Returns the index of the first record it
- * leaves to summarize's general case, or (size_t)-1 out of memory.
- * (Not inlined: the hot loop gets the registers to itself.) */
+ * by moving the top.  A block marked in the part that leaves the stack
+ * as it is costs one look at its mark.  A change of context to another
+ * thread, a stop or a part of a block ends it.  Returns the index of the
+ * first record it leaves to summarize's general case, or (size_t)-1 out
+ * of memory.  (Not inlined: the hot loop gets the registers to itself.) */
 static __attribute__((noinline)) size_t sum_blocks(struct sumstate *ss,
 	struct part *p, const struct ptd_block *recs, size_t i, size_t n)
 {
 	const uint32_t gen = ss->gen;
-	const size_t i0 = i;
-	uint32_t cctx = ss->cctx;
-	uint64_t ctime = ss->ctime;
-	struct tix_frame *fr;
-	size_t nfr = p->nfr, frcap;
-	uint64_t npos = p->npos;
-	uint32_t add = 0, ret_below = p->ret_below;
-	int32_t depth = p->depth, min_delta = p->min_delta;
-	int pend = p->pend;
-	uint64_t pend_end = 0;
+	const struct ptd_block *const r0 = recs + i, *const rend = recs + n;
+	const struct ptd_block *rb = r0;
+	uint64_t ckey = (uint64_t)ss->cctx << 32, ctime = ss->ctime;
+	struct tix_frame *base, *top, *lim;
+	const uint64_t npos0 = p->npos;
+	uint64_t pos = npos0;
+	uint32_t ret_below = p->ret_below, cmpgen = gen;
+	int nomem = 0;
 
-	if (grow(&p->fr, &p->frcap, nfr + 2, sizeof(*p->fr)))
+	if (grow(&p->fr, &p->frcap, p->nfr + 2, sizeof(*p->fr)))
 		return (size_t)-1;
-	fr = p->fr;
-	frcap = p->frcap;
-	if (pend) {
-		fr[nfr] = p->pending;
-		pend_end = p->pending.call_ip + p->pending.size;
+	base = p->fr;
+	top = base + p->nfr;
+	lim = base + p->frcap;
+	/* a pending call is the frame slot above the top, its kind
+	 * TIX_FRAME_SIG_INTERRUPTED while it is a PEND_ASYNC one */
+	if (p->pend) {
+		*top = p->pending;
+		top->kind = p->pend == PEND_ASYNC ? TIX_FRAME_SIG_INTERRUPTED :
+			    TIX_FRAME_CALL;
+		cmpgen = gen | MARK_PEND;
 	}
-	if (p->pid < 0 && recs[i].ninsn == fastpt_blk_ninsn(recs[i].priv))
+	if (p->pid < 0 && rb->ninsn == fastpt_blk_ninsn(rb->priv))
 		p->pid = ss->cpid;  /* the first record is the part's */
-	for (; i < n; i++) {
-		const struct ptd_block *rb = &recs[i];
+	for (; rb < rend; rb++) {
 		const void *b = rb->priv;
-		uint64_t ip;
 		uint32_t *mark;
-		int eff;
+		uint32_t m, bn;
 
-		if (!b || rb->ninsn != fastpt_blk_ninsn(b))
+		if (!b)
 			break;
-		if (rb->ctx != cctx) {
-			uint64_t t;
-			int32_t pid, tid;
-
-			fastpt_reader_ctx(ss->rd, rb->ctx, &t, &pid, &tid);
-			if (tid >= 0 && tid != p->tid)
+		/* a whole block of the context before: one comparison */
+		bn = fastpt_blk_ninsn(b);
+		if (__builtin_expect(((uint64_t)rb->ctx << 32 | rb->ninsn) !=
+				     (ckey | bn), 0)) {
+			if (ctx_enter(ss, p, rb))
 				break;
-			cctx = rb->ctx;
-			ctime = t;
-			ss->cctx = cctx;
-			ss->ctime = ctime;
-			ss->ctid = tid;
-			ss->cpid = pid;
-			if (p->pid < 0)
-				p->pid = pid;
+			ckey = (uint64_t)ss->cctx << 32;
+			ctime = ss->ctime;
 		}
+		pos += rb->ninsn;
 		mark = fastpt_blk_mark(b);
-		eff = eff_of[fastpt_blk_last_iclass(b) & 15];
-		if (!(eff | pend) && *mark == gen) {
-			add += rb->ninsn;
+		m = *mark ^ cmpgen;
+		if (__builtin_expect(!m, 1))
 			continue;
-		}
-		ip = fastpt_blk_ip(b);
-		if (pend) {
-			if (ip != pend_end) {
-				if (pend == PEND_ASYNC) {
-					fr[nfr + 1] = fr[nfr];
-					fr[nfr].kind = TIX_FRAME_SIG_INTERRUPTED;
-					fr[nfr + 1].kind = TIX_FRAME_SIG_TRAMP;
-					nfr++;
-					depth++;
+		if (m & MARK_PEND) {
+			m &= ~MARK_PEND;
+			cmpgen = gen;
+			if (fastpt_blk_ip(b) != top->call_ip + top->size) {
+				if (top->kind == TIX_FRAME_SIG_INTERRUPTED) {
+					top[1] = top[0];
+					top[1].kind = TIX_FRAME_SIG_TRAMP;
+					top++;
 				}
-				nfr++;
-				depth++;
-				if (nfr + 2 > frcap) {
-					if (grow(&p->fr, &p->frcap, nfr + 2, sizeof(*fr))) {
-						i = (size_t)-1;
+				top++;
+				if (top + 2 > lim) {
+					size_t k = (size_t)(top - base);
+
+					if (grow(&p->fr, &p->frcap, k + 2, sizeof(*top))) {
+						top = base + k;
+						pos -= bn;
+						nomem = 1;
 						break;
 					}
-					fr = p->fr;
-					frcap = p->frcap;
+					base = p->fr;
+					top = base + k;
+					lim = base + p->frcap;
 				}
 			}
-			pend = 0;
 		}
-		if (*mark != gen) {
-			*mark = gen;
-			add_code(p, ip, fastpt_blk_end(b));
+		if (m >= MARK_GEN) {
+			m = mark_of[fastpt_blk_last_iclass(b) & 15];
+			*mark = gen | m;
+			add_code(p, fastpt_blk_ip(b), fastpt_blk_end(b));
 		}
-		if (eff == EFF_FAR)
-			eff = tix_is_sigreturn(ss->st, p->pid, fastpt_blk_last_ip(b),
-					       ctime) ? -1 : PEND_ASYNC;
-		if (eff > 0) {
-			uint64_t last = fastpt_blk_last_ip(b);
-
-			pend = eff;
-			pend_end = fastpt_blk_end(b);
-			fr[nfr].call_ip = last;
-			fr[nfr].size = (uint32_t)(pend_end - last);
-			fr[nfr].time = ctime;
-			fr[nfr].pos = npos + add + rb->ninsn - 1;
-			fr[nfr].kind = TIX_FRAME_CALL;
-		} else if (eff < 0) {
-			if (nfr)
-				nfr--;
+		if (m == MARK_NONE)
+			continue;
+		if (m == MARK_RET ||
+		    (m == MARK_OTHER && fastpt_blk_last_iclass(b) == PTD_IC_FAR_CALL &&
+		     tix_is_sigreturn(ss->st, p->pid, fastpt_blk_last_ip(b), ctime))) {
+			if (top > base)
+				top--;
 			else
 				ret_below++;
-			depth--;
-			if (depth < min_delta)
-				min_delta = depth;
+		} else {
+			uint64_t last = fastpt_blk_last_ip(b);
+
+			cmpgen = gen | MARK_PEND;
+			top->call_ip = last;
+			top->size = (uint32_t)(fastpt_blk_end(b) - last);
+			top->time = ctime;
+			top->pos = pos - 1;
+			top->kind = m == MARK_CALL ? TIX_FRAME_CALL :
+				    TIX_FRAME_SIG_INTERRUPTED;
 		}
-		add += rb->ninsn;
 	}
-	if (i == (size_t)-1) {
-		pend = 0;
-	} else if (i > i0) {
+	i = (size_t)(rb - recs);
+	if (nomem)
+		i = (size_t)-1;
+	else if (rb > r0) {
 		ss->last = p->tid;
 		p->time_last = ctime;
 	}
-	p->nfr = nfr;
-	p->npos = npos + add;
-	p->ninsn += add;
+	p->pend = 0;
+	if ((cmpgen & MARK_PEND) && !nomem) {
+		p->pend = top->kind == TIX_FRAME_CALL ? PEND_CALL : PEND_ASYNC;
+		p->pending = *top;
+		p->pending.kind = TIX_FRAME_CALL;
+	}
+	/* a part's depth is its frames less the returns below its start */
+	p->depth += (int32_t)((size_t)(top - base) - p->nfr) -
+		    (int32_t)(ret_below - p->ret_below);
+	if (ret_below > p->ret_below)
+		p->min_delta = -(int32_t)ret_below;
+	p->nfr = (size_t)(top - base);
+	p->npos = pos;
+	p->ninsn += (uint32_t)(pos - npos0);
 	p->ret_below = ret_below;
-	p->depth = depth;
-	p->min_delta = min_delta;
-	p->pend = (uint8_t)pend;
-	if (pend)
-		p->pending = fr[nfr];
 	return i;
 }
 
@@ -654,7 +717,7 @@ static int summarize(void *arg, const struct ptd_block *recs, size_t n)
 			ss->p = p;
 			if (!p)
 				return -1;
-			ss->gen++;
+			ss->gen += MARK_GEN;
 		}
 		if (p->pid < 0)
 			p->pid = pid;
@@ -678,8 +741,9 @@ static int summarize(void *arg, const struct ptd_block *recs, size_t n)
 			add_code(p, r.ip, r.end);
 		} else {
 			mark = fastpt_blk_mark(rb->priv);
-			if (*mark != ss->gen) {
-				*mark = ss->gen;
+			if ((*mark & ~(uint32_t)(MARK_GEN - 1)) != ss->gen) {
+				*mark = ss->gen |
+					mark_of[fastpt_blk_last_iclass(rb->priv) & 15];
 				add_code(p, r.ip, r.end);
 			}
 		}
@@ -908,6 +972,17 @@ static int join_done(struct bjob *j)
 	return 0;
 }
 
+/* A new reader in place of *rd, its blocks unmarked: the generations
+ * start again.  Returns 0 or -1 (memory; *rd is then NULL). */
+static int fresh_reader(struct backend *be, struct fastpt_reader **rd,
+			struct sumstate *ss)
+{
+	fastpt_reader_free(*rd);
+	*rd = NULL;
+	ss->gen = 0;
+	return fastpt_reader_new(be, rd) ? -1 : 0;
+}
+
 /* Decodes and summarizes segments, taken in order; the caller's thread
  * (joiner) also joins them. */
 static void run_worker(struct bjob *j, int joiner)
@@ -926,6 +1001,10 @@ static void run_worker(struct bjob *j, int joiner)
 		if (i >= j->nsegs || __atomic_load_n(&j->fail, __ATOMIC_RELAXED) ||
 		    __atomic_load_n(&j->err, __ATOMIC_RELAXED))
 			break;
+		if (ss.gen >= GEN_LIMIT && fresh_reader(j->be, &rd, &ss)) {
+			__atomic_store_n(&j->err, PTD_ERR_NOMEM, __ATOMIC_RELAXED);
+			break;
+		}
 		ss.rd = rd;
 		sum_start(&ss, &j->res[i]);
 		rc = fastpt_reader_decode_sink(rd, i, summarize, &ss,
@@ -988,6 +1067,10 @@ static int last_times(struct ptd_index *ix, struct backend *be,
 	for (i = 0; i < n && !rc; i++) {
 		if (i && segs[i] == segs[i - 1])
 			continue;
+		if (ss.gen >= GEN_LIMIT && fresh_reader(be, &rd, &ss)) {
+			rc = PTD_ERR_NOMEM;
+			break;
+		}
 		ss.rd = rd;
 		sum_start(&ss, &r);
 		rc = fastpt_reader_decode_sink(rd, segs[i], summarize, &ss, 0);
@@ -1247,6 +1330,10 @@ int ptd_index_build(struct ptd_index **out, struct ptd_session *s,
 			}
 		}
 	}
+	/* the perf.data records were read at open: their window's pages
+	 * need not stay resident beside the index */
+	if (s->in && s->in->pd)
+		perfdata_release_window(s->in->pd);
 	rc = build_fast(ix);
 	if (rc == 1) {
 		rc = build_whole(ix);

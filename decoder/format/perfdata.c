@@ -234,6 +234,15 @@ static const uint8_t *pd_get(struct perfdata *pd, uint64_t off, uint64_t len)
 	return pd->win + (off - aoff);
 }
 
+void perfdata_release_window(struct perfdata *pd)
+{
+	if (!pd || !pd->win)
+		return;
+	munmap(pd->win, pd->win_len);
+	pd->win = NULL;
+	pd->win_len = 0;
+}
+
 void perfdata_set_window(struct perfdata *pd, size_t bytes)
 {
 	if (!pd)

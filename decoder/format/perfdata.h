@@ -169,6 +169,11 @@ const char *const *perfdata_warnings(const struct perfdata *pd);
  * perfdata_next() goes on after that record; other errors are final. */
 const char *perfdata_errmsg(const struct perfdata *pd);
 
+/* Unmaps the record window and its resident pages (when no more records
+ * are read for a while; a later read maps it again).  Pointers into
+ * records become invalid. */
+void perfdata_release_window(struct perfdata *pd);
+
 /* Sets the size of the record window (default 32 MiB, at least a page);
  * tests use tiny windows to exercise remapping. */
 void perfdata_set_window(struct perfdata *pd, size_t bytes);
