@@ -118,6 +118,120 @@ static int psb_fup(const struct intelpt_params *p, const uint8_t *data,
 	return found && rc >= 0;
 }
 
+/* libipt's packet decoder over data, at the packet at trace offset at;
+ * NULL when that fails. */
+static struct pt_packet_decoder *packets_at(const struct intelpt_params *p,
+					    const uint8_t *data, size_t size,
+					    uint64_t at)
+{
+	struct pt_packet_decoder *dec;
+	struct pt_config cfg;
+
+	intelpt_config(p, &cfg, data, data + size);
+	dec = pt_pkt_alloc_decoder(&cfg);
+	if (dec && pt_pkt_sync_set(dec, at) < 0) {
+		pt_pkt_free_decoder(dec);
+		dec = NULL;
+	}
+	return dec;
+}
+
+int intelpt_psb_fup_before(const struct intelpt_params *p, const uint8_t *data,
+			   size_t size, uint64_t at, uint64_t *ip)
+{
+	uint64_t psb = intelpt_psb_before(data, size, at), off = 0;
+	struct scan_state st = { 0 };
+	struct pt_packet_decoder *dec;
+	struct pt_packet pk;
+	int rc = 0, found = 0, in_psb = 1;
+
+	if (psb >= size || !(dec = packets_at(p, data, size, psb)))
+		return 0;
+	while (rc >= 0 && pt_pkt_get_offset(dec, &off) >= 0 && off < at &&
+	       (rc = pt_pkt_next(dec, &pk, sizeof(pk))) >= 0) {
+		if (in_psb) {
+			if (pk.type == ppt_fup)
+				found = packet_ip(&st, &pk.payload.ip, ip);
+			in_psb = pk.type != ppt_psbend;
+			continue;
+		}
+		switch (pk.type) {
+		case ppt_pad: case ppt_tsc: case ppt_tma: case ppt_mtc: case ppt_cyc:
+		case ppt_cbr: case ppt_mnt:
+			break;
+		default:
+			rc = -1;   /* the flow went on after the PSB+ */
+			break;
+		}
+	}
+	pt_pkt_free_decoder(dec);
+	return found && !in_psb && rc >= 0 && off == at;
+}
+
+/* Whether the packets from trace offset ovf to end are an OVF, a TIP.PGD
+ * and timing, MODE, PIP and VMCS packets and PADs: 1 with *pgd the
+ * TIP.PGD's offset; 0 when they are the same without the TIP.PGD; -1
+ * when they are not an OVF and such packets up to end. */
+static int ovf_pgd_from(const struct intelpt_params *p, const uint8_t *data,
+			size_t size, uint64_t ovf, uint64_t end, uint64_t *pgd)
+{
+	struct pt_packet_decoder *dec = packets_at(p, data, size, ovf);
+	struct pt_packet pk;
+	uint64_t off = 0;
+	int rc = 0, state = 0; /* 0: at the OVF, 1: after it, 2: after the PGD */
+
+	if (!dec)
+		return -1;
+	while (rc >= 0 && pt_pkt_get_offset(dec, &off) >= 0 && off < end &&
+	       (rc = pt_pkt_next(dec, &pk, sizeof(pk))) >= 0) {
+		switch (pk.type) {
+		case ppt_ovf:
+			rc = state ? -1 : 0;
+			state = 1;
+			break;
+		case ppt_pad: case ppt_tsc: case ppt_tma: case ppt_mtc: case ppt_cyc:
+		case ppt_cbr: case ppt_mnt:
+			rc = state ? 0 : -1;
+			break;
+		case ppt_mode: case ppt_pip: case ppt_vmcs:
+			rc = state ? 0 : -1;
+			break;
+		case ppt_tip_pgd:
+			rc = state == 1 ? 0 : -1;
+			state = 2;
+			*pgd = off;
+			break;
+		default:
+			rc = -1;
+			break;
+		}
+	}
+	pt_pkt_free_decoder(dec);
+	if (rc < 0 || !state || off != end)
+		return -1;
+	return state == 2;
+}
+
+int intelpt_ovf_pgd(const struct intelpt_params *p, const uint8_t *data,
+		    size_t size, uint64_t at, uint64_t *pgd)
+{
+	uint64_t lo = at > 4096 ? at - 4096 : 0;
+
+	if (at > size)
+		return 0;
+	/* the OVF nearest to at that its packets lead from is the one */
+	for (uint64_t o = at; o-- > lo;) {
+		int r;
+
+		if (data[o] != 0x02 || o + 1 >= at || data[o + 1] != 0xf3)
+			continue;
+		r = ovf_pgd_from(p, data, size, o, at, pgd);
+		if (r >= 0)
+			return r;
+	}
+	return 0;
+}
+
 int intelpt_resync_splice(const struct intelpt_params *p, const uint8_t *data,
 			  size_t size, uint64_t from, uint64_t ovf_from,
 			  uint64_t tsc, uint64_t err_ip, int how,

@@ -17,7 +17,8 @@ per CPU):
     (each a step of the ground truth, below),
     the same trace starts and stops per thread (with CPU and time; an
     overflow's: the branch before it, a trace start where the trace
-    resumes) and, across CPUs, every line in perf's order with its CPU,
+    resumes), the trace starts and stops of all CPUs in perf's order,
+    and, across CPUs, every line in perf's order with its CPU,
     thread and time (but
     for branches right before a trace stop without an IP, which ptdecode
     lists when their thread runs again); --calls the calls of perf script
@@ -249,9 +250,10 @@ def compare_branches(ours, theirs, what):
     times.  Across CPUs: the branches and trace starts in perf's
     interleaving with its times, but for branches right before a trace
     stop without an IP: ptdecode lists those when their thread runs again
-    (docs/ARCHITECTURE.md), perf at once.  Trace stops are not in the
+    (docs/ARCHITECTURE.md), perf at once.  Trace stops are not in that
     interleaving: ptdecode lists a stop that says where the branch before
-    it went with that branch, at the branch's place in the timeline."""
+    it went with that branch, at the branch's place in the timeline; the
+    trace starts and stops of all CPUs together are in perf's order."""
     o, parked = numbered(ours)
     t, _ = numbered(theirs)
     for tid in set(e[4] for _, e in t) | set(e[4] for _, e in o):
@@ -268,6 +270,11 @@ def compare_branches(ours, theirs, what):
     b = [e for n, e in t if n not in parked and not e[0].startswith('tr end')]
     if a != b:
         first_diff(a, b, what + ' --branches across CPUs', hexpos=(1, 2))
+    a = [e for n, e in o if not n]
+    b = [e for n, e in t if not n]
+    if a != b:
+        first_diff(a, b, what + ' --branches: trace starts and stops across CPUs',
+                   hexpos=(1, 2))
     late = set((e[4], e[5], e[2]) for n, e in o if n in parked and e[0] == 'call')
     return (sum(1 for n, _ in t if n), sum(1 for n, _ in t if not n), len(parked),
             late, sum(1 for n, e in t if not n and e[0] == 'tr strt'))
