@@ -14,10 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* events queued at first; the queue grows while events are held back */
 #define FIFO_SIZE 16u
-/* at most this many events held back before a bad packet (hold_at) */
-#define HOLD_MAX 65536u
 
 enum qstate { Q_SYNC, Q_DECODE, Q_DONE };
 
@@ -77,31 +74,13 @@ struct ipt_backend {
 	int err_code;                 /* libipt's code of that error */
 	uint64_t drop_ip;             /* a splice resumed in place: its first
 				       * instruction, listed before the error */
-	uint64_t resync_from;         /* resync from this trace offset, with
-				       * no last IP (0: from the decoder's) */
 	int err_went_on;              /* err_insn is where the flow went on
 				       * after the instruction listed before
 				       * the error, not listed itself */
 
-	/* a packet perf's decoder rejects (a reserved IP compression) is
-	 * the decoder's next: perf reports it as soon as it reads it, before
-	 * the instructions that lead to the branch that needs it, which
-	 * libipt 2.0 fails at.  Events from hold_from on are held back
-	 * until that error comes (or not: then they go out as they are) */
-	uint64_t hold_at;             /* the packet's trace offset + 1, or 0 */
-	uint64_t ahead_off;           /* ok_off when last looked ahead + 1 */
-	unsigned hold_from;           /* first event held back */
-	unsigned hold_split;          /* after the last held event that used
-				       * trace: where perf reports the error */
-	uint64_t hold_fup;            /* the FUP IP of a PSB+ right before
-				       * the packet (0: none): perf reaches
-				       * it after the last TNT bit, then
-				       * reads the packet */
-	int fup_seen;                 /* hold_split is at hold_fup */
-
-	struct ptd_event *fifo;       /* ring of cap events (a power of 2) */
-	char (*msg)[640];             /* messages of queued events, by slot */
-	unsigned cap, head, tail;
+	struct ptd_event fifo[FIFO_SIZE];
+	unsigned head, tail;
+	char msg[FIFO_SIZE][640];     /* messages of queued events */
 	struct ptd_event dropped;     /* where skipped events are written */
 	char dropped_msg[640];
 	char errmsg[512];
@@ -288,48 +267,14 @@ static uint64_t trace_offset(const struct ipt_backend *b)
 	return off;
 }
 
-/* Doubles the event ring, keeping the queued events (and their
- * messages) in order.  Returns 0 or -1 (no memory). */
-static int grow(struct ipt_backend *b)
-{
-	unsigned cap = b->cap * 2;
-	struct ptd_event *fifo = calloc(cap, sizeof(*fifo));
-	char (*msg)[640] = calloc(cap, sizeof(*msg));
-
-	if (!fifo || !msg) {
-		free(fifo);
-		free(msg);
-		return -1;
-	}
-	for (unsigned i = b->head; i != b->tail; i++) {
-		struct ptd_event *from = &b->fifo[i & (b->cap - 1)], *to = &fifo[i & (cap - 1)];
-
-		*to = *from;
-		if (from->msg == b->msg[i & (b->cap - 1)]) {
-			memcpy(msg[i & (cap - 1)], from->msg, sizeof(msg[0]));
-			to->msg = msg[i & (cap - 1)];
-		}
-		if (b->err_ev == from)
-			b->err_ev = to;
-	}
-	free(b->fifo);
-	free(b->msg);
-	b->fifo = fifo;
-	b->msg = msg;
-	b->cap = cap;
-	return 0;
-}
-
 static struct ptd_event *push(struct ipt_backend *b, int kind)
 {
 	struct ptd_event *ev;
 
-	if (b->hold_at && b->tail - b->hold_from >= HOLD_MAX)
-		b->hold_at = 0;  /* too far ahead: in the decoder's order */
-	if (b->tail - b->head >= b->cap && grow(b) < 0)
-		return NULL;
+	if (b->tail - b->head >= FIFO_SIZE)
+		return NULL; /* cannot happen: we push at most a few per step */
 	b->q_events++;
-	ev = b->skip ? &b->dropped : &b->fifo[b->tail & (b->cap - 1)];
+	ev = b->skip ? &b->dropped : &b->fifo[b->tail % FIFO_SIZE];
 	memset(ev, 0, sizeof(*ev));
 	ev->kind = (uint16_t)kind;
 	ev->queue = (uint32_t)b->qi;
@@ -346,8 +291,6 @@ static struct ptd_event *push(struct ipt_backend *b, int kind)
 		b->skip--;
 	else
 		b->tail++;
-	if (b->hold_at && kind != PTD_EV_INSN && kind != PTD_EV_ERROR)
-		b->hold_split = b->tail;
 	return ev;
 }
 
@@ -495,8 +438,6 @@ static int start_queue(struct ipt_backend *b)
 	b->next_switch = 0;
 	b->last_sync = UINT64_MAX;
 	b->q_events = 0;
-	b->hold_at = 0;
-	b->ahead_off = 0;
 	return 0;
 }
 
@@ -515,7 +456,6 @@ static void drop_splice(struct ipt_backend *b)
 
 static void end_queue(struct ipt_backend *b)
 {
-	b->hold_at = 0;
 	drop_splice(b);
 	pt_insn_free_decoder(b->dec);
 	b->dec = NULL;
@@ -682,35 +622,6 @@ static int skip_newer(struct ipt_backend *b, char *m, size_t len)
 	return 1;
 }
 
-/* Moves the event just queued (an error) back to counter at, before the
- * events queued since; perf's IP for it is the first of those.  Returns
- * its new place. */
-static struct ptd_event *hoist(struct ipt_backend *b, unsigned at)
-{
-	unsigned last = b->tail - 1;
-	struct ptd_event ev = b->fifo[last & (b->cap - 1)];
-	char m[640];
-
-	if (at == last)
-		return &b->fifo[last & (b->cap - 1)];
-	memcpy(m, b->msg[last & (b->cap - 1)], sizeof(m));
-	ev.ip = b->fifo[at & (b->cap - 1)].ip;
-	for (unsigned i = last; i != at; i--) {
-		struct ptd_event *to = &b->fifo[i & (b->cap - 1)];
-		const struct ptd_event *from = &b->fifo[(i - 1) & (b->cap - 1)];
-
-		*to = *from;
-		if (from->msg == b->msg[(i - 1) & (b->cap - 1)]) {
-			memcpy(b->msg[i & (b->cap - 1)], from->msg, sizeof(m));
-			to->msg = b->msg[i & (b->cap - 1)];
-		}
-	}
-	memcpy(b->msg[at & (b->cap - 1)], m, sizeof(m));
-	ev.msg = b->msg[at & (b->cap - 1)];
-	b->fifo[at & (b->cap - 1)] = ev;
-	return &b->fifo[at & (b->cap - 1)];
-}
-
 /* Reports libipt's error pterr at ip.  Returns 1 when the queue was
  * restarted instead (skip_newer), 0 otherwise. */
 static int error_event(struct ipt_backend *b, int pterr, uint64_t ip)
@@ -718,12 +629,7 @@ static int error_event(struct ipt_backend *b, int pterr, uint64_t ip)
 	struct ptd_event *ev;
 	char newer[320] = "";
 	char *m;
-	/* the bad packet looked ahead at: perf's place for the error */
-	int early = b->hold_at && (pterr == -pte_bad_query || pterr == -pte_bad_packet) &&
-		    trace_offset(b) + 1 == b->hold_at;
-	unsigned split = b->hold_split;
 
-	b->hold_at = 0;
 	b->err_ev = NULL;
 	b->err_insn = 0;
 	b->err_went_on = 0;
@@ -751,8 +657,6 @@ static int error_event(struct ipt_backend *b, int pterr, uint64_t ip)
 		snprintf(m, 640, "%s", pt_errstr(pt_errcode(pterr)));
 	}
 	b->mem_failed = 0;
-	if (early && ev != &b->dropped)
-		b->err_ev = hoist(b, split);
 	return 0;
 }
 
@@ -924,11 +828,6 @@ static void after_error(struct ipt_backend *b)
 		return;
 	from = trace_offset(b);
 	ovf_from = b->ok_off;
-	if (b->resync_from) {
-		from = ovf_from = b->resync_from;
-		how |= RESYNC_NO_LAST_IP;
-		b->resync_from = 0;
-	}
 	if (b->qdec && from <= b->splice.at)
 		from = b->splice.at + 1;  /* never the same resume point twice */
 	if (b->qdec && ovf_from <= b->splice.at)
@@ -937,7 +836,7 @@ static void after_error(struct ipt_backend *b)
 		tsc = 0;
 	if (b->p.resync_as_perf) {
 		insn = b->err_insn;
-		how |= RESYNC_BAD_PACKETS |
+		how = RESYNC_BAD_PACKETS |
 		      (b->err_code == -pte_bad_query ? RESYNC_READ : 0) |
 		      (b->err_code == -pte_bad_packet ? RESYNC_FAILED_AT_BAD : 0) |
 		      (b->err_code == -pte_nomap || b->err_code == -pte_bad_insn ?
@@ -1007,7 +906,6 @@ static void end_gap_event(struct ipt_backend *b)
  * decoder syncs at the PSB where the splice ends. */
 static void data_end(struct ipt_backend *b)
 {
-	b->hold_at = 0;
 	if (b->qdec && b->splice.capped) {
 		struct ptd_event *ev = push(b, PTD_EV_ERROR);
 
@@ -1031,25 +929,6 @@ static void data_end(struct ipt_backend *b)
 	end_queue(b);
 }
 
-/* Queues a decode error of the backend's own (not libipt's) at ip, to be
- * resynced after (after_error); NULL when it was dropped. */
-static struct ptd_event *own_error(struct ipt_backend *b, uint64_t ip)
-{
-	struct ptd_event *ev;
-
-	b->hold_at = 0;
-	ev = push(b, PTD_EV_ERROR);
-	b->err_ev = ev;
-	b->err_insn = 0;
-	b->err_went_on = 0;
-	b->err_code = 0;
-	if (ev) {
-		ev->error = PTD_ERR_DECODE;
-		ev->ip = ip;
-	}
-	return ev;
-}
-
 /* Whether the decoder has run INTELPT_NELOOP_INSNS instructions without
  * reading trace (its trace offset is off); if so reports it and resyncs
  * (after_error). */
@@ -1065,8 +944,14 @@ static int never_ending(struct ipt_backend *b, uint64_t ip, uint64_t off)
 	if (++b->loop_insns < INTELPT_NELOOP_INSNS)
 		return 0;
 	b->loop_insns = 0;
-	ev = own_error(b, ip);
+	ev = push(b, PTD_EV_ERROR);
+	b->err_ev = ev;
+	b->err_insn = 0;
+	b->err_went_on = 0;
+	b->err_code = 0;
 	if (ev) {
+		ev->error = PTD_ERR_DECODE;
+		ev->ip = ip;
 		snprintf(msgbuf(b, ev), 640, "never-ending loop: %u instructions "
 			 "at %#" PRIx64 " without trace; the image does not match "
 			 "the trace", INTELPT_NELOOP_INSNS, ip);
@@ -1103,58 +988,7 @@ static void insn_event(struct ipt_backend *b, const struct pt_insn *insn)
 		if (insn->truncated)
 			ev->flags |= PTD_EVF_TRUNCATED;
 	}
-	/* with a bad packet next, only a TNT bit read before it can have
-	 * been used: perf reads the bad packet after the last such bit */
-	if (b->hold_at && (insn->iclass == ptic_cond_jump || insn->iclass == ptic_return)) {
-		b->hold_split = b->tail;
-		b->fup_seen = 0;
-	} else if (b->hold_at && insn->ip == b->hold_fup && !b->fup_seen) {
-		b->hold_split = b->tail - 1;
-		b->fup_seen = 1;
-	}
 	b->last_ip = insn->ip;
-}
-
-/* Whether byte opens an IP packet (TIP, TIP.PGE, TIP.PGD, FUP) with a
- * reserved IP compression, which perf's and libipt's packet decoders
- * reject. */
-static int bad_ip_packet(uint8_t byte)
-{
-	uint8_t opc = byte & 0x1f, ipc = byte >> 5;
-
-	return (opc == 0x01 || opc == 0x0d || opc == 0x11 || opc == 0x1d) &&
-	       (ipc == 5 || ipc == 7);
-}
-
-/* After the decoder consumed trace (ok_off moved): when resyncing as
- * perf and the packet the decoder reads next is one perf's decoder
- * rejects, holds back the events from here until the error libipt
- * reports there (error_event puts it where perf has it: after the last
- * instruction that used a TNT bit, and after a PSB+ right before the
- * packet at that PSB+'s FUP IP, where perf's decoder walked to). */
-static void look_ahead(struct ipt_backend *b)
-{
-	const struct pt_config *cfg;
-	uint64_t off = 0;
-
-	if (b->hold_at) {
-		if (b->ok_off + 1 != b->hold_at)
-			b->hold_at = 0;  /* read past it after all */
-		return;
-	}
-	if (!b->p.resync_as_perf || b->skip || b->ok_off + 1 == b->ahead_off)
-		return;
-	b->ahead_off = b->ok_off + 1;
-	cfg = pt_insn_get_config(b->dec);
-	if (!cfg || pt_insn_get_offset(b->dec, &off) < 0 ||
-	    off >= (uint64_t)(cfg->end - cfg->begin) || !bad_ip_packet(cfg->begin[off]))
-		return;
-	b->hold_at = b->ok_off + 1;
-	b->hold_from = b->hold_split = b->tail;
-	b->fup_seen = 0;
-	if (!intelpt_psb_fup_before(&b->p, cfg->begin, (size_t)(cfg->end - cfg->begin),
-				    off, &b->hold_fup))
-		b->hold_fup = 0;
 }
 
 /* After pt_insn_next failed with insn (listed) filled in: the IP the
@@ -1170,46 +1004,6 @@ static uint64_t went_on_to(struct ipt_backend *b, const struct pt_insn *insn)
 	memset(&next, 0, sizeof(next));
 	(void)pt_insn_next(b->dec, &next, sizeof(next));
 	return next.ip != insn->ip ? next.ip : 0;
-}
-
-/* An overflow (tracing off after it) whose OVF the trace follows with a
- * TIP.PGD, the decoder at trace offset at after them (libipt read them
- * with the OVF): perf's decoder has no
- * IP after the OVF and fails to walk to the TIP.PGD, an error of its own
- * (at IP 0); it then resumes as after code it could not read, without a
- * last IP.  Reports that error and resyncs so. */
-static void ovf_no_ip(struct ipt_backend *b, uint64_t at)
-{
-	const struct pt_config *cfg = pt_insn_get_config(b->dec);
-	const struct intelpt_splice *sp = &b->splice;
-	struct ptd_event *ev, ovf = { 0 };
-	uint64_t pgd = 0;
-
-	if (b->qdec)   /* the splice's offset */
-		at = at < sp->copy_from ? sp->hdr : sp->hdr + (at - sp->copy_from);
-	if (!cfg || !intelpt_ovf_pgd(&b->p, cfg->begin, (size_t)(cfg->end - cfg->begin),
-				    at, &pgd))
-		return;
-	if (b->qdec)   /* the queue's offset */
-		pgd = pgd < sp->hdr ? sp->at : sp->copy_from + (pgd - sp->hdr);
-	if (b->tail != b->head && !b->skip)
-		ovf = b->fifo[(b->tail - 1) & (b->cap - 1)];
-	ev = own_error(b, 0);
-	if (ev) {
-		ev->flags |= PTD_EVF_IP_SUPPRESSED;
-		if (ovf.kind == PTD_EV_OVERFLOW) {   /* perf's time for both */
-			ev->time = ovf.time;
-			ev->tsc = ovf.tsc;
-			ev->flags = (uint16_t)((ev->flags & ~PTD_EVF_TIME_VALID) |
-					       (ovf.flags & PTD_EVF_TIME_VALID));
-		}
-		snprintf(msgbuf(b, ev), 640, "no instruction: tracing stops right "
-			 "after an overflow, which left no IP (perf's decoder fails "
-			 "to get one there and forgets its last IP)");
-	}
-	b->resync_from = pgd + 1;
-	after_error(b);
-	b->resync_from = 0;
 }
 
 /* Advances the decoder by one step, queueing zero or more events. */
@@ -1250,11 +1044,11 @@ static int step(struct ipt_backend *b)
 		b->state = Q_DECODE;
 		b->last_ip = 0;  /* errors before an instruction have none */
 		update_time(b);
-		look_ahead(b);
 		return 0;
 	}
 	if (b->status & pts_event_pending) {
 		struct pt_event pe;
+
 		rc = pt_insn_event(b->dec, &pe, sizeof(pe));
 		if (rc == -pte_eos) {
 			/* the trace ends inside the event's packets: the end,
@@ -1280,9 +1074,6 @@ static int step(struct ipt_backend *b)
 			update_time(b);
 			convert_event(b, &pe);
 		}
-		if (pe.type == ptev_overflow && pe.ip_suppressed && b->p.resync_as_perf)
-			ovf_no_ip(b, trace_offset(b));
-		look_ahead(b);
 		return 0;
 	}
 	if ((b->status & pts_eos) && !in_cut_splice(b)) {
@@ -1340,7 +1131,6 @@ static int step(struct ipt_backend *b)
 		return 0;
 	insn_event(b, &insn);
 	update_time(b);
-	look_ahead(b);
 	return 0;
 }
 
@@ -1358,13 +1148,13 @@ static int ipt_next(struct backend *base, struct ptd_event *ev)
 {
 	struct ipt_backend *b = (struct ipt_backend *)base;
 
-	while (b->head == (b->hold_at ? b->hold_from : b->tail)) {
+	while (b->head == b->tail) {
 		int rc = step(b);
 
 		if (rc < 0)
 			return rc;
 	}
-	*ev = b->fifo[b->head & (b->cap - 1)];
+	*ev = b->fifo[b->head % FIFO_SIZE];
 	/* messages live in b->msg until this slot is reused, i.e. at least
 	 * until the next call, as the interface promises */
 	b->head++;
@@ -1385,8 +1175,6 @@ static void ipt_destroy(struct backend *base)
 	drop_splice(b);
 	pt_insn_free_decoder(b->dec);
 	pt_image_free(b->image);
-	free(b->fifo);
-	free(b->msg);
 	free(b->padded);
 	free(b->queues);
 	free(b);
@@ -1491,10 +1279,7 @@ int intelpt_new(const struct intelpt_params *p,
 	b->nqueues = nqueues;
 	b->queues = calloc(nqueues ? nqueues : 1, sizeof(*queues));
 	b->image = pt_image_alloc("ptdecode");
-	b->cap = FIFO_SIZE;
-	b->fifo = calloc(b->cap, sizeof(*b->fifo));
-	b->msg = calloc(b->cap, sizeof(*b->msg));
-	if (!b->queues || !b->image || !b->fifo || !b->msg) {
+	if (!b->queues || !b->image) {
 		ipt_destroy(&b->base);
 		return PTD_ERR_NOMEM;
 	}

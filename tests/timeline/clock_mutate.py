@@ -15,13 +15,6 @@ followed packet by packet from the queue's start.  Prints what it did.
           of CPU's trace becomes a TIP with reserved IP compression and a
           PAD: a decode error while tracing is off (the mode is the one
           the PSB+ gave, so the flow stays the same)
-  ovfpgd  an asynchronous trace stop with an overflow while tracing is
-          off after it (FUP, TIP.PGD, OVF, TIP.PGE with a full IP:
-          ptsynth --interrupts with --overflows) in the middle of CPU's
-          trace: the FUP becomes the OVF (and PADs), the OVF PADs: an
-          overflow that resolves as tracing stops, the OVF directly
-          followed by the TIP.PGD (the instructions from the last branch
-          to the interrupt are lost; the TIP.PGE's IP needs no last IP)
 """
 import struct
 import sys
@@ -44,50 +37,6 @@ def auxtraces(data, cpu):
             if struct.unpack_from("<I", data, pos + 40)[0] == cpu:
                 yield pos + sz, extra
         pos += sz + extra
-
-
-EXT_SIZES = {0x82: 16, 0x23: 2, 0xf3: 2, 0x03: 4, 0x73: 7, 0x43: 8, 0xc8: 7,
-             0xa3: 8, 0x83: 2, 0x62: 2, 0xe2: 2, 0xc2: 10, 0x22: 4, 0xa2: 7,
-             0x33: 2, 0xb3: 2}
-IP_SIZES = {0: 0, 1: 2, 2: 4, 3: 6, 4: 6, 6: 8}
-
-
-def packets(data, start, end):
-    """(offset, size, kind) of the packets from start (a packet's first
-    byte) to end, kind 'fup', 'pgd', 'psb' or '' for the others; stops at
-    a packet it does not know or that end cuts."""
-    pos = start
-    while pos < end:
-        b = data[pos]
-        kind = ''
-        if b == 0:
-            n = 1
-        elif b & 3 == 3:                         # CYC
-            n = 1
-            if b & 4:
-                while pos + n < end and data[pos + n] & 1:
-                    n += 1
-                n += 1
-        elif b & 0x1f in (0x01, 0x0d, 0x11, 0x1d):
-            if b >> 5 not in IP_SIZES:
-                return
-            n = 1 + IP_SIZES[b >> 5]
-            kind = {0x01: 'pgd', 0x1d: 'fup'}.get(b & 0x1f, '')
-        elif b == 0x19:
-            n = 8
-        elif b in (0x59, 0x99):
-            n = 2
-        elif b == 0x02 and pos + 1 < end and data[pos + 1] in EXT_SIZES:
-            n = EXT_SIZES[data[pos + 1]]
-            kind = {0x82: 'psb', 0xf3: 'ovf'}.get(data[pos + 1], '')
-        elif b & 1 == 0:                         # TNT8
-            n = 1
-        else:
-            return
-        if pos + n > end:
-            return
-        yield pos, n, kind
-        pos += n
 
 
 def main():
@@ -138,29 +87,6 @@ def main():
         data[at:at + 2] = bytes([0xad, 0x00])
         print("CPU %d: bad TIP while tracing is off, before resume %d of %d at file "
               "offset %#x" % (cpu, len(offs) // 2, len(offs), at))
-    elif mode == "ovfpgd":
-        # FUP, TIP.PGD, then (timing packets between) OVF, from each
-        # buffer's first PSB on
-        cases = []
-        for start, n in bufs:
-            i = data.find(PSB, start, start + n)
-            pk = list(packets(data, i, start + n)) if i >= 0 else []
-            for k in range(len(pk) - 2):
-                if pk[k][2] != 'fup' or pk[k + 1][2] != 'pgd':
-                    continue
-                for pos, size, kind in pk[k + 2:]:
-                    if kind == 'ovf':
-                        cases.append((pk[k][0], pk[k][1], pos))
-                    if kind or data[pos] in (0x99,) or data[pos] & 0x1f in (0x0d, 0x11):
-                        break
-        if len(cases) < 3:
-            sys.exit("CPU %d's trace overflows after an interrupt only %d times"
-                     % (cpu, len(cases)))
-        at, size, ovf = cases[len(cases) // 2]
-        data[at:at + size] = bytes([0x02, 0xf3]) + bytes(size - 2)
-        data[ovf:ovf + 2] = bytes(2)
-        print("CPU %d: OVF before the TIP.PGD of interrupt %d of %d at file offset %#x"
-              % (cpu, len(cases) // 2, len(cases), at))
     else:
         sys.exit("unknown mode " + mode)
     open(dst, "wb").write(data)
