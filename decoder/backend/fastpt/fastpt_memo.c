@@ -52,10 +52,11 @@ void memo_put(struct memo *m, const struct memo_run *run)
 	 * could be taken anyway: INTELPT_NELOOP_INSNS) */
 	if (ninsn >= MEMO_NINSN_MAX || v.pid < MEMO_PID_MIN || v.pid > MEMO_PID_MAX)
 		return;
-	/* the entry stored last stays, in the second way */
+	/* the entries stored before move a way down (the last way's goes),
+	 * unless the first is the same run's */
 	if (e->start != run->start || e->last_ip_in != run->last_ip_in ||
 	    e->len != run->len || memcmp(e->bytes, run->bytes, run->len))
-		e[1] = e[0];
+		memmove(e + 1, e, (MEMO_WAYS - 1) * sizeof(*e));
 	e->start = run->start;
 	e->next = run->next;
 	e->last_ip_in = run->last_ip_in;

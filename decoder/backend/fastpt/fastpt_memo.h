@@ -17,8 +17,8 @@
  * the memo whatever the timing packets in it; those are fed to the
  * clock when the run is replayed.
  *
- * The table is two-way set-associative (runs whose keys collide would
- * otherwise evict each other on every lookup), one per worker, part of
+ * The table is MEMO_WAYS-way set-associative (runs whose keys collide
+ * would otherwise evict each other on every lookup), one per worker, part of
  * its block cache (emptied with it: entries point at blocks).  Lookups
  * are static inline: the walk makes one per indirect branch, and replays
  * runs that follow each other in one loop.
@@ -38,7 +38,7 @@ struct fblock;
 #define MEMO_BYTES 16
 #define MEMO_RECS 8
 #define MEMO_MIN 4           /* the hash key is the first 4 bytes */
-#define MEMO_WAYS 2          /* entries a set (a key's slots) holds */
+#define MEMO_WAYS 4          /* entries a set (a key's slots) holds */
 
 struct memo {
 	/* The first cache line holds all that a lookup and a count-only
@@ -119,19 +119,37 @@ static inline size_t memo_hash(uint64_t last_ip, const uint8_t *p)
 	return memo_hash_word(last_ip, (uint32_t)memo_le(p, MEMO_MIN));
 }
 
+/* The IP of the TIP packet whose header byte is b and whose n IP bytes
+ * (fastpt_ip_bytes of its IPC: 2, 4, 6 or 8) are at q, decompressed
+ * against last_ip. */
+static inline uint64_t memo_tip_ip(uint8_t b, const uint8_t *q, unsigned n,
+				   uint64_t last_ip)
+{
+	uint64_t ip = memo_le(q, n == 6 ? 4 : n);
+
+	if (n == 6)
+		ip |= memo_le(q + 4, 2) << 32;
+	switch (b >> 5) {
+	case 1: ip |= last_ip & ~0xffffull; break;
+	case 2: ip |= last_ip & ~0xffffffffull; break;
+	case 3: ip = (uint64_t)((int64_t)(ip << 16) >> 16); break;
+	case 4: ip |= last_ip & ~0xffffffffffffull; break;
+	}
+	return ip;
+}
+
 /* Where the run at p[0, avail) with last_ip ends if it is one that the
  * memo stores without timing packets (short TNTs and PADs, then a TIP
  * with an IP): the bytes it covers, and *last_ip_out the TIP's IP.  0
  * when the bytes are not such a run.  A prediction only: the entry
  * found decides. */
-static inline unsigned memo_scan_run(const uint8_t *p, uint64_t avail,
-				     uint64_t last_ip, uint64_t *last_ip_out)
+static inline __attribute__((always_inline)) unsigned
+memo_scan_run(const uint8_t *p, uint64_t avail, uint64_t last_ip, uint64_t *last_ip_out)
 {
 	uint64_t lim = avail < MEMO_BYTES ? avail : MEMO_BYTES;
 
 	for (unsigned o = 0; o < lim; o++) {
 		uint8_t b = p[o];
-		uint64_t ip;
 		unsigned n;
 
 		if (!(b & 1) && b != 2)          /* short TNT or PAD */
@@ -147,33 +165,24 @@ static inline unsigned memo_scan_run(const uint8_t *p, uint64_t avail,
 		}
 		if (o + 1 + n > lim)
 			return 0;
-		ip = memo_le(p + o + 1, n == 6 ? 4 : n);
-		if (n == 6)
-			ip |= memo_le(p + o + 5, 2) << 32;
-		switch (b >> 5) {
-		case 1: ip |= last_ip & ~0xffffull; break;
-		case 2: ip |= last_ip & ~0xffffffffull; break;
-		case 3: ip = (uint64_t)((int64_t)(ip << 16) >> 16); break;
-		case 4: ip |= last_ip & ~0xffffffffffffull; break;
-		}
-		*last_ip_out = ip;
+		*last_ip_out = memo_tip_ip(b, p + o + 1, n, last_ip);
 		return o + 1 + n;
 	}
 	return 0;
 }
 
-/* The set (two entries, the first the most recently stored) of table
- * slot h: two runs whose keys collide are both kept. */
+/* The set (MEMO_WAYS entries, the first the most recently stored) of
+ * table slot h: runs whose keys collide are all kept. */
 static inline struct memo *memo_set(struct memo *m, size_t h)
 {
-	return &m[h & ~(size_t)1];
+	return &m[h & ~(size_t)(MEMO_WAYS - 1)];
 }
 
 /* Starts loading both entries' keys of set e. */
 static inline void memo_prefetch_set(const struct memo *e)
 {
-	__builtin_prefetch(e);
-	__builtin_prefetch(e + 1);
+	for (int i = 0; i < MEMO_WAYS; i++)
+		__builtin_prefetch(e + i);
 }
 
 /* Whether a key of n bytes, words k0 (bytes 0-7) and k1 (8-15) with
@@ -211,10 +220,9 @@ static inline struct memo *memo_set_find(struct memo *e, const struct fblock *st
 					 uint64_t last_ip, const uint8_t *p,
 					 uint64_t avail)
 {
-	if (memo_match(e, start, last_ip, p, avail))
-		return e;
-	if (memo_match(e + 1, start, last_ip, p, avail))
-		return e + 1;
+	for (int i = 0; i < MEMO_WAYS; i++)
+		if (memo_match(e + i, start, last_ip, p, avail))
+			return e + i;
 	return NULL;
 }
 

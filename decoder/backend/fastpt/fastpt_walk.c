@@ -1607,6 +1607,20 @@ struct memo_timed {
 	uint64_t first;
 };
 
+/* The MTC or CYC packet of len bytes at p, at offset o of its run,
+ * added to what the run's timing packets do (tp). */
+static inline __attribute__((always_inline)) void
+memo_timed_add(struct memo_timed *tp, const uint8_t *p, unsigned len, uint64_t o)
+{
+	if (!tp->flags)
+		tp->first = o;
+	if (p[0] == 0x59)
+		tp->flags |= tp->flags & TIMED_CYC ? TIMED_MTC | TIMED_OWN : TIMED_MTC;
+	else
+		/* cyc_skd007's packet: 2 bytes, value 0x20-0x3f */
+		tp->flags |= len == 2 && p[1] == 0x02 ? TIMED_CYC | TIMED_ODD : TIMED_CYC;
+}
+
 /* The size of the packet at p (avail bytes left) as memo_find_key reads
  * it, and *cls: 0 a key packet, 1 MTC or CYC, 2 PAD; 0 for a packet the
  * memo does not read (fastpt_pkt_read's packets, sized alike). */
@@ -1705,14 +1719,7 @@ static struct memo *memo_find_key(struct memo *m, const struct fblock *start,
 				return NULL;
 		}
 		if (cls == 1) {
-			if (!tp->flags)
-				tp->first = o;
-			if (p[o] == 0x59)
-				tp->flags |= tp->flags & TIMED_CYC ? TIMED_MTC | TIMED_OWN : TIMED_MTC;
-			else
-				/* cyc_skd007's packet: 2 bytes, value 0x20-0x3f */
-				tp->flags |= len == 2 && p[o + 1] == 0x02 ? TIMED_CYC | TIMED_ODD :
-					     TIMED_CYC;
+			memo_timed_add(tp, p + o, len, o);
 			o += len;
 			continue;
 		}
@@ -1779,6 +1786,108 @@ static inline void memo_prefetch_key(struct memo *m, const struct memo *e,
 		}
 		o += len;
 	}
+}
+
+/* A keyed run as memo_scan_keyed reads it from the bytes. */
+struct keyed_run {
+	uint64_t k0, k1;          /* the key's words (memo_find_key's) */
+	uint64_t raw;             /* the bytes it covers */
+	uint64_t last_ip_out;     /* its TIP's IP */
+	unsigned n;               /* the key's length */
+	struct memo_timed tp;
+};
+
+/* memo_scan_run for keyed lookups: the run at p[0, avail) with last_ip
+ * read as memo_find_key reads it, up to its first TIP, in one pass over
+ * its bytes: its key, the bytes it covers, its timing packets and the
+ * TIP's IP, into *r.  0 when the bytes are not such a run (a packet
+ * other than PAD, MTC, CYC, short TNT and TIP with an IP, a CYC that
+ * SKD007 may have made, too long a key): memo_find_key decides then. */
+static inline __attribute__((always_inline)) int
+memo_scan_keyed(const uint8_t *p, uint64_t avail, uint64_t last_ip, struct keyed_run *r)
+{
+	uint64_t o = 0, k0 = 0, k1 = 0, first = 0, ip;
+	uint64_t lim = avail < MEMO_RAW_MAX ? avail : MEMO_RAW_MAX;
+	unsigned n = 0, flags = 0, ipn;
+
+	/* all in locals: r aliases the bytes for the compiler */
+	for (;; o++) {
+		uint8_t b;
+
+		if (o >= lim)
+			return 0;
+		b = p[o];
+		if (!(b & 1)) {
+			if (b == 2)
+				return 0;                /* long TNT and others */
+			if (!b)
+				continue;                /* PAD: not in the key */
+			if (n < 8)                       /* short TNT */
+				k0 |= (uint64_t)b << (8 * n);
+			else if (n < MEMO_BYTES)
+				k1 |= (uint64_t)b << (8 * (n - 8));
+			else
+				return 0;
+			n++;
+			continue;
+		}
+		if ((b & 3) == 3) {                      /* CYC */
+			if (!flags)
+				first = o;
+			flags |= TIMED_CYC;
+			if (b & 4) {
+				uint64_t c = o;
+
+				do {
+					if (++c >= avail || c - o > 8)
+						return 0;
+				} while (p[c] & 1);
+				/* cyc_skd007's packet: memo_find_key's */
+				if (c - o == 1 && p[c] == 0x02)
+					return 0;
+				o = c;
+			}
+			continue;
+		}
+		if (b == 0x59) {                         /* MTC */
+			if (avail - o < 2)
+				return 0;
+			if (!flags)
+				first = o;
+			flags |= flags & TIMED_CYC ? TIMED_MTC | TIMED_OWN : TIMED_MTC;
+			o++;
+			continue;
+		}
+		break;
+	}
+	ipn = (unsigned)fastpt_ip_bytes[p[o] >> 5];
+	if ((p[o] & 0x1f) != 0x0d || (int)ipn <= 0 || avail - o < ipn + 1 ||
+	    n + ipn + 1 > MEMO_BYTES || n + ipn + 1 < MEMO_MIN)
+		return 0;                                /* not a TIP with an IP */
+	memo_key_add(&k0, &k1, n, p + o, ipn + 1, avail - o);
+	if (avail - o >= 9) {
+		static const uint64_t ip_mask[9] = {
+			[2] = 0xffff, [4] = 0xffffffff, [6] = 0xffffffffffff, [8] = ~0ull,
+		};
+
+		ip = memo_le(p + o + 1, 8) & ip_mask[ipn];
+		switch (p[o] >> 5) {
+		case 1: ip |= last_ip & ~0xffffull; break;
+		case 2: ip |= last_ip & ~0xffffffffull; break;
+		case 3: ip = (uint64_t)((int64_t)(ip << 16) >> 16); break;
+		case 4: ip |= last_ip & ~0xffffffffffffull; break;
+		}
+	} else {
+		ip = memo_tip_ip(p[o], p + o + 1, ipn, last_ip);
+	}
+	r->last_ip_out = ip;
+	r->k0 = k0;
+	r->k1 = k1;
+	r->n = n + ipn + 1;
+	r->raw = o + ipn + 1;
+	r->tp.flags = flags;
+	r->tp.first = first;
+	return 1;
 }
 
 static void memo_store(struct walk *k, struct fblock *next)
@@ -1902,6 +2011,75 @@ static unsigned memo_replay_plain(struct walk *k, struct memo *m,
 	return hits;
 }
 
+/* memo_replay's loop for count-only keyed runs (timing packets about,
+ * no record written) of the shape memo_scan_keyed reads: each run's
+ * bytes are read once, and the next run's set is addressed from them
+ * (the TIP's IP read from the bytes, not the entry) and starts loading
+ * before this run's entry is compared.  Arguments as memo_replay_plain,
+ * and *timed_end where the last run with timing packets ends, *free_insns
+ * the walk's (0 after a hit).  Returns the runs replayed; stops at the
+ * first run it cannot read or find, for memo_find_key. */
+static unsigned memo_replay_keyed(struct walk *k, struct memo *m,
+				  const struct fblock **bp, uint64_t *last_ipp,
+				  uint64_t *offp, uint64_t end, uint64_t *ninsnp,
+				  uint64_t *timed_end, uint64_t *free_insns)
+{
+	const uint8_t *data = k->seg->data;
+	const struct fblock *b = *bp;
+	uint64_t last_ip = *last_ipp, off = *offp, ninsn = 0, tend = *timed_end;
+	unsigned hits = 0;
+
+	if (*free_insns)
+		return 0;
+	while (end - off >= MEMO_MIN) {
+		const uint8_t *p = data + off;
+		struct keyed_run r;
+		struct memo *set, *e;
+		unsigned slen = 0;
+
+		/* a run without timing packets: its bytes are its key */
+		if ((p[0] & 3) != 3 && p[0] != 0x59)
+			slen = memo_scan_run(p, end - off, last_ip, &r.last_ip_out);
+		if (slen && (e = memo_set_find(memo_set(m, memo_hash(last_ip, p)), b, last_ip,
+					       p, end - off)) && e->len == slen) {
+			r.raw = slen;
+			r.tp.flags = 0;
+			r.tp.first = 0;
+		} else {
+			if (!memo_scan_keyed(p, end - off, last_ip, &r))
+				break;
+			set = memo_set(m, memo_hash_word(last_ip, (uint32_t)r.k0));
+			for (e = set; e < set + MEMO_WAYS; e++)
+				if (e->start == b && e->last_ip_in == last_ip && e->len == r.n &&
+				    memo_key_equal(e, r.k0, r.k1))
+					break;
+			if (e == set + MEMO_WAYS)
+				break;
+		}
+		if (!memo_valid(k, e) || e->ninsn >= INTELPT_NELOOP_INSNS)
+			break;
+		if (r.tp.flags) {
+			if (memo_clock(k, &r.tp, off))
+				break;
+			tend = off + r.raw;
+		}
+		ninsn += e->ninsn;
+		b = e->next;
+		hits++;
+		/* the same bytes from the same last_ip: the entry's last_ip_out */
+		last_ip = r.last_ip_out;
+		off += r.raw;
+	}
+	if (hits)
+		*free_insns = 0;
+	*timed_end = tend;
+	*bp = b;
+	*last_ipp = last_ip;
+	*offp = off;
+	*ninsnp += ninsn;
+	return hits;
+}
+
 /* Replays the stored runs that follow each other from *nb over the
  * coming trace bytes: after a hit the walk would be back at a run
  * boundary with nothing else to do, so the next lookup follows at once,
@@ -1939,9 +2117,17 @@ static int memo_replay(struct walk *k, struct fblock **nb)
 		goto out;
 	}
 	while (end - off >= MEMO_MIN) {
-		const uint8_t *p = data + off;
-		uint64_t avail = end - off;
+		const uint8_t *p;
+		uint64_t avail;
 
+		if (keyed && !recs) {
+			hits += memo_replay_keyed(k, m, &b, &last_ip, &off, end, &ninsn,
+						  &timed_end, &free_insns);
+			if (end - off < MEMO_MIN)
+				break;
+		}
+		p = data + off;
+		avail = end - off;
 		if (!keyed) {
 			e = memo_set_find(slot ? slot : memo_set(m, memo_hash(last_ip, p)),
 					  b, last_ip, p, avail);
