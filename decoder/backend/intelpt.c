@@ -14,7 +14,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* events queued at first; the queue grows while events are held back */
 #define FIFO_SIZE 16u
+/* at most this many events held back before a bad packet (hold_at) */
+#define HOLD_MAX 65536u
+/* at most this many instructions from the error to the FUP IP (sink_fup) */
+#define SINK_MAX 64u
 
 enum qstate { Q_SYNC, Q_DECODE, Q_DONE };
 
@@ -78,9 +83,38 @@ struct ipt_backend {
 				       * after the instruction listed before
 				       * the error, not listed itself */
 
-	struct ptd_event fifo[FIFO_SIZE];
-	unsigned head, tail;
-	char msg[FIFO_SIZE][640];     /* messages of queued events */
+	/* a packet perf's decoder rejects (a reserved IP compression) is
+	 * the decoder's next: perf reports it as soon as it reads it, before
+	 * the instructions that lead to the branch that needs it, which
+	 * libipt 2.0 fails at.  Events from hold_from on are held back
+	 * until that error comes (or not: then they go out as they are) */
+	uint64_t hold_at;             /* the packet's trace offset + 1, or 0 */
+	uint64_t ahead_off;           /* ok_off when last looked ahead + 1 */
+	unsigned hold_from;           /* first event held back */
+	unsigned hold_split;          /* after the last held event that used
+				       * trace: where perf reports the error */
+	uint64_t hold_fup;            /* the FUP IP of a PSB+ right before
+				       * the packet (0: none): perf reaches
+				       * it after the last TNT bit, then
+				       * reads the packet */
+	int fup_seen;                 /* hold_split is at hold_fup */
+	int hold_ok;                  /* libipt fails only at the branch
+				       * (2.0; 2.1 reports a bad packet read
+				       * ahead itself, went_on_to) */
+	/* libipt 2.1 reports such a packet after the last instruction that
+	 * used a TNT bit; with a PSB+ right before the packet perf walks on
+	 * to that PSB+'s FUP IP first.  The error (counter sink_at) and the
+	 * events after it are held back until the flow lists sink_fup */
+	uint64_t sink_fup;            /* 0: nothing held */
+	uint64_t last_end;            /* the end of the last instruction listed */
+	uint64_t off_ip;              /* where the flow went when tracing
+				       * stopped (perf's IP while it is off),
+				       * or 0 */
+	unsigned sink_at, sink_left;  /* instructions to wait for at most */
+
+	struct ptd_event *fifo;       /* ring of cap events (a power of 2) */
+	char (*msg)[640];             /* messages of queued events, by slot */
+	unsigned cap, head, tail;
 	struct ptd_event dropped;     /* where skipped events are written */
 	char dropped_msg[640];
 	char errmsg[512];
@@ -267,14 +301,50 @@ static uint64_t trace_offset(const struct ipt_backend *b)
 	return off;
 }
 
+/* Doubles the event ring, keeping the queued events (and their
+ * messages) in order.  Returns 0 or -1 (no memory). */
+static int grow(struct ipt_backend *b)
+{
+	unsigned cap = b->cap * 2;
+	struct ptd_event *fifo = calloc(cap, sizeof(*fifo));
+	char (*msg)[640] = calloc(cap, sizeof(*msg));
+
+	if (!fifo || !msg) {
+		free(fifo);
+		free(msg);
+		return -1;
+	}
+	for (unsigned i = b->head; i != b->tail; i++) {
+		struct ptd_event *from = &b->fifo[i & (b->cap - 1)], *to = &fifo[i & (cap - 1)];
+
+		*to = *from;
+		if (from->msg == b->msg[i & (b->cap - 1)]) {
+			memcpy(msg[i & (cap - 1)], from->msg, sizeof(msg[0]));
+			to->msg = msg[i & (cap - 1)];
+		}
+		if (b->err_ev == from)
+			b->err_ev = to;
+	}
+	free(b->fifo);
+	free(b->msg);
+	b->fifo = fifo;
+	b->msg = msg;
+	b->cap = cap;
+	return 0;
+}
+
 static struct ptd_event *push(struct ipt_backend *b, int kind)
 {
 	struct ptd_event *ev;
 
-	if (b->tail - b->head >= FIFO_SIZE)
-		return NULL; /* cannot happen: we push at most a few per step */
+	if (b->hold_at && b->tail - b->hold_from >= HOLD_MAX)
+		b->hold_at = 0;  /* too far ahead: in the decoder's order */
+	if (b->sink_fup && kind != PTD_EV_INSN)
+		b->sink_fup = 0;  /* not straight on to the FUP IP */
+	if (b->tail - b->head >= b->cap && grow(b) < 0)
+		return NULL;
 	b->q_events++;
-	ev = b->skip ? &b->dropped : &b->fifo[b->tail % FIFO_SIZE];
+	ev = b->skip ? &b->dropped : &b->fifo[b->tail & (b->cap - 1)];
 	memset(ev, 0, sizeof(*ev));
 	ev->kind = (uint16_t)kind;
 	ev->queue = (uint32_t)b->qi;
@@ -291,6 +361,8 @@ static struct ptd_event *push(struct ipt_backend *b, int kind)
 		b->skip--;
 	else
 		b->tail++;
+	if (b->hold_at && kind != PTD_EV_INSN && kind != PTD_EV_ERROR)
+		b->hold_split = b->tail;
 	return ev;
 }
 
@@ -438,6 +510,8 @@ static int start_queue(struct ipt_backend *b)
 	b->next_switch = 0;
 	b->last_sync = UINT64_MAX;
 	b->q_events = 0;
+	b->hold_at = 0;
+	b->ahead_off = 0;
 	return 0;
 }
 
@@ -456,6 +530,8 @@ static void drop_splice(struct ipt_backend *b)
 
 static void end_queue(struct ipt_backend *b)
 {
+	b->hold_at = 0;
+	b->sink_fup = 0;
 	drop_splice(b);
 	pt_insn_free_decoder(b->dec);
 	b->dec = NULL;
@@ -622,6 +698,48 @@ static int skip_newer(struct ipt_backend *b, char *m, size_t len)
 	return 1;
 }
 
+/* Moves the queued event at counter from to counter to (either way),
+ * the events between moving up or down one place; its message moves
+ * with it.  Returns its new place. */
+static struct ptd_event *move_event(struct ipt_backend *b, unsigned from, unsigned to)
+{
+	unsigned mask = b->cap - 1;
+	struct ptd_event ev = b->fifo[from & mask];
+	int own = ev.msg == b->msg[from & mask], dir = (int)(to - from) > 0 ? 1 : -1;
+	char m[640];
+
+	if (own)
+		memcpy(m, b->msg[from & mask], sizeof(m));
+	for (unsigned i = from; i != to; i += (unsigned)dir) {
+		struct ptd_event *dst = &b->fifo[i & mask];
+		const struct ptd_event *src = &b->fifo[(i + (unsigned)dir) & mask];
+
+		*dst = *src;
+		if (src->msg == b->msg[(i + (unsigned)dir) & mask]) {
+			memcpy(b->msg[i & mask], src->msg, sizeof(m));
+			dst->msg = b->msg[i & mask];
+		}
+	}
+	b->fifo[to & mask] = ev;
+	if (own) {
+		memcpy(b->msg[to & mask], m, sizeof(m));
+		b->fifo[to & mask].msg = b->msg[to & mask];
+	}
+	return &b->fifo[to & mask];
+}
+
+/* Moves the event just queued (an error) back to counter at, before the
+ * events queued since; perf's IP for it is the first of those.  Returns
+ * its new place. */
+static struct ptd_event *hoist(struct ipt_backend *b, unsigned at)
+{
+	unsigned last = b->tail - 1;
+
+	if (at != last)
+		b->fifo[last & (b->cap - 1)].ip = b->fifo[at & (b->cap - 1)].ip;
+	return move_event(b, last, at);
+}
+
 /* Reports libipt's error pterr at ip.  Returns 1 when the queue was
  * restarted instead (skip_newer), 0 otherwise. */
 static int error_event(struct ipt_backend *b, int pterr, uint64_t ip)
@@ -629,7 +747,15 @@ static int error_event(struct ipt_backend *b, int pterr, uint64_t ip)
 	struct ptd_event *ev;
 	char newer[320] = "";
 	char *m;
+	/* the bad packet looked ahead at: perf's place for the error */
+	int early = b->hold_at && (pterr == -pte_bad_query || pterr == -pte_bad_packet) &&
+		    trace_offset(b) + 1 == b->hold_at;
+	/* after a PSB+ right before the packet, perf reads it where the
+	 * flow reaches the PSB+'s FUP IP: here, when no held instruction
+	 * was there */
+	unsigned split = b->hold_fup && !b->fup_seen ? b->tail : b->hold_split;
 
+	b->hold_at = 0;
 	b->err_ev = NULL;
 	b->err_insn = 0;
 	b->err_went_on = 0;
@@ -657,6 +783,8 @@ static int error_event(struct ipt_backend *b, int pterr, uint64_t ip)
 		snprintf(m, 640, "%s", pt_errstr(pt_errcode(pterr)));
 	}
 	b->mem_failed = 0;
+	if (early && ev != &b->dropped)
+		b->err_ev = hoist(b, split);
 	return 0;
 }
 
@@ -906,6 +1034,8 @@ static void end_gap_event(struct ipt_backend *b)
  * decoder syncs at the PSB where the splice ends. */
 static void data_end(struct ipt_backend *b)
 {
+	b->hold_at = 0;
+	b->sink_fup = 0;
 	if (b->qdec && b->splice.capped) {
 		struct ptd_event *ev = push(b, PTD_EV_ERROR);
 
@@ -974,6 +1104,16 @@ static void insn_event(struct ipt_backend *b, const struct pt_insn *insn)
 			return;
 		}
 	}
+	if (b->sink_fup) {
+		if (insn->ip == b->sink_fup) {
+			/* the error goes after the instructions listed since */
+			if (b->sink_at != b->tail - 1)
+				move_event(b, b->sink_at, b->tail - 1)->ip = b->sink_fup;
+			b->sink_fup = 0;
+		} else if (!--b->sink_left) {
+			b->sink_fup = 0;
+		}
+	}
 	ev = push(b, PTD_EV_INSN);
 
 	if (ev) {
@@ -988,7 +1128,96 @@ static void insn_event(struct ipt_backend *b, const struct pt_insn *insn)
 		if (insn->truncated)
 			ev->flags |= PTD_EVF_TRUNCATED;
 	}
+	/* with a bad packet next, only a TNT bit read before it can have
+	 * been used: perf reads the bad packet after the last such bit */
+	if (b->hold_at && (insn->iclass == ptic_cond_jump || insn->iclass == ptic_return)) {
+		b->hold_split = b->tail;
+		b->fup_seen = 0;
+	} else if (b->hold_at && insn->ip == b->hold_fup && !b->fup_seen) {
+		b->hold_split = b->tail - 1;
+		b->fup_seen = 1;
+	}
 	b->last_ip = insn->ip;
+	b->last_end = insn->ip + insn->size;
+}
+
+/* Whether byte opens an IP packet (TIP, TIP.PGE, TIP.PGD, FUP) with a
+ * reserved IP compression, which perf's and libipt's packet decoders
+ * reject. */
+static int bad_ip_packet(uint8_t byte)
+{
+	uint8_t opc = byte & 0x1f, ipc = byte >> 5;
+
+	return (opc == 0x01 || opc == 0x0d || opc == 0x11 || opc == 0x1d) &&
+	       (ipc == 5 || ipc == 7);
+}
+
+/* After the decoder consumed trace (ok_off moved): when resyncing as
+ * perf and the packet the decoder reads next is one perf's decoder
+ * rejects, holds back the events from here until the error libipt
+ * reports there (error_event puts it where perf has it: after the last
+ * instruction that used a TNT bit, and after a PSB+ right before the
+ * packet at that PSB+'s FUP IP, where perf's decoder walked to). */
+static void look_ahead(struct ipt_backend *b)
+{
+	const struct pt_config *cfg;
+	uint64_t off = 0;
+
+	if (b->hold_at) {
+		if (b->ok_off + 1 != b->hold_at)
+			b->hold_at = 0;  /* read past it after all */
+		return;
+	}
+	if (!b->hold_ok || !b->p.resync_as_perf || b->skip || b->ok_off + 1 == b->ahead_off)
+		return;
+	b->ahead_off = b->ok_off + 1;
+	cfg = pt_insn_get_config(b->dec);
+	if (!cfg || pt_insn_get_offset(b->dec, &off) < 0 ||
+	    off >= (uint64_t)(cfg->end - cfg->begin) || !bad_ip_packet(cfg->begin[off]))
+		return;
+	b->hold_at = b->ok_off + 1;
+	b->hold_from = b->hold_split = b->tail;
+	b->fup_seen = 0;
+	if (!intelpt_psb_fup_before(&b->p, cfg->begin, (size_t)(cfg->end - cfg->begin),
+				    off, &b->hold_fup))
+		b->hold_fup = 0;
+}
+
+/* libipt 2.1 failing at a bad packet right after a PSB+ stops with its
+ * offset at that PSB+'s FUP: the FUP IP (intelpt_psb_fup_before) when
+ * the packets from there on are the PSB+'s, then at most timing packets
+ * and PADs, then an IP packet perf rejects (bad_ip_packet); else 0. */
+static uint64_t fup_before_next(struct ipt_backend *b)
+{
+	const struct pt_config *cfg = pt_insn_get_config(b->dec);
+	struct pt_packet_decoder *pd;
+	struct pt_packet pk;
+	uint64_t off = 0, at = 0, fup = 0;
+	int psbend = 0;
+
+	if (!cfg || pt_insn_get_offset(b->dec, &off) < 0 ||
+	    off >= (uint64_t)(cfg->end - cfg->begin) || !(pd = pt_pkt_alloc_decoder(cfg)))
+		return 0;
+	if (pt_pkt_sync_set(pd, off) == 0)
+		for (int n = 0; n < 64; n++) {
+			if (pt_pkt_get_offset(pd, &at) < 0)
+				break;
+			if (pt_pkt_next(pd, &pk, sizeof(pk)) < 0) {
+				if (psbend && bad_ip_packet(cfg->begin[at]) &&
+				    !intelpt_psb_fup_before(&b->p, cfg->begin,
+							    (size_t)(cfg->end - cfg->begin), at, &fup))
+					fup = 0;
+				break;
+			}
+			if (pk.type == ppt_psbend)
+				psbend = 1;
+			else if (psbend && pk.type != ppt_pad && pk.type != ppt_mtc &&
+				 pk.type != ppt_cyc && pk.type != ppt_tsc && pk.type != ppt_tma &&
+				 pk.type != ppt_cbr && pk.type != ppt_mnt)
+				break;
+		}
+	pt_pkt_free_decoder(pd);
+	return fup;
 }
 
 /* After pt_insn_next failed with insn (listed) filled in: the IP the
@@ -1044,6 +1273,7 @@ static int step(struct ipt_backend *b)
 		b->state = Q_DECODE;
 		b->last_ip = 0;  /* errors before an instruction have none */
 		update_time(b);
+		look_ahead(b);
 		return 0;
 	}
 	if (b->status & pts_event_pending) {
@@ -1068,12 +1298,16 @@ static int step(struct ipt_backend *b)
 		 * before it, a switch found by then comes after it (as the
 		 * fast decoder, which reads that TSC after the disable) */
 		if (pe.type == ptev_disabled || pe.type == ptev_async_disabled) {
+			/* no IP: the instruction after the last one listed */
+			b->off_ip = pe.ip_suppressed ? b->last_end : pe.type == ptev_disabled ?
+				    pe.variant.disabled.ip : pe.variant.async_disabled.ip;
 			convert_event(b, &pe);
 			update_time(b);
 		} else {
 			update_time(b);
 			convert_event(b, &pe);
 		}
+		look_ahead(b);
 		return 0;
 	}
 	if ((b->status & pts_eos) && !in_cut_splice(b)) {
@@ -1101,6 +1335,11 @@ static int step(struct ipt_backend *b)
 			    (mismatch || rc == -pte_bad_packet);
 		/* ... unless it completed: perf lists it, then the error
 		 * where the flow went on */
+		/* libipt 2.1, a bad packet right after a PSB+: perf's place
+		 * for the error is that PSB+'s FUP IP (asked before the
+		 * failed decoder moves on) */
+		uint64_t fup = defer && rc == -pte_bad_packet && !b->hold_ok ?
+			       fup_before_next(b) : 0;
 		uint64_t on = defer && rc == -pte_bad_packet ?
 			      went_on_to(b, &insn) : 0;
 
@@ -1112,7 +1351,18 @@ static int step(struct ipt_backend *b)
 			data_end(b);
 			return 0;
 		}
-		if (!error_event(b, rc, on ? on : insn.ip ? insn.ip : b->last_ip)) {
+		/* tracing off: perf's IP is where the flow went then */
+		uint64_t ip = on ? on : insn.ip ? insn.ip :
+			      rc == -pte_no_enable && b->off_ip && b->p.resync_as_perf ?
+			      b->off_ip : b->last_ip;
+
+		if (!error_event(b, rc, ip)) {
+			if (on && fup && fup != on &&
+			    b->err_ev == &b->fifo[(b->tail - 1) & (b->cap - 1)]) {
+				b->sink_fup = fup;
+				b->sink_at = b->tail - 1;
+				b->sink_left = SINK_MAX;
+			}
 			b->err_insn = on ? on : listed ? insn.ip : 0;
 			b->err_went_on = on != 0;
 			after_error(b);
@@ -1131,6 +1381,7 @@ static int step(struct ipt_backend *b)
 		return 0;
 	insn_event(b, &insn);
 	update_time(b);
+	look_ahead(b);
 	return 0;
 }
 
@@ -1148,13 +1399,13 @@ static int ipt_next(struct backend *base, struct ptd_event *ev)
 {
 	struct ipt_backend *b = (struct ipt_backend *)base;
 
-	while (b->head == b->tail) {
+	while (b->head == (b->hold_at ? b->hold_from : b->sink_fup ? b->sink_at : b->tail)) {
 		int rc = step(b);
 
 		if (rc < 0)
 			return rc;
 	}
-	*ev = b->fifo[b->head % FIFO_SIZE];
+	*ev = b->fifo[b->head & (b->cap - 1)];
 	/* messages live in b->msg until this slot is reused, i.e. at least
 	 * until the next call, as the interface promises */
 	b->head++;
@@ -1175,6 +1426,8 @@ static void ipt_destroy(struct backend *base)
 	drop_splice(b);
 	pt_insn_free_decoder(b->dec);
 	pt_image_free(b->image);
+	free(b->fifo);
+	free(b->msg);
 	free(b->padded);
 	free(b->queues);
 	free(b);
@@ -1279,7 +1532,11 @@ int intelpt_new(const struct intelpt_params *p,
 	b->nqueues = nqueues;
 	b->queues = calloc(nqueues ? nqueues : 1, sizeof(*queues));
 	b->image = pt_image_alloc("ptdecode");
-	if (!b->queues || !b->image) {
+	b->hold_ok = pt_library_version().major == 2 && pt_library_version().minor == 0;
+	b->cap = FIFO_SIZE;
+	b->fifo = calloc(b->cap, sizeof(*b->fifo));
+	b->msg = calloc(b->cap, sizeof(*b->msg));
+	if (!b->queues || !b->image || !b->fifo || !b->msg) {
 		ipt_destroy(&b->base);
 		return PTD_ERR_NOMEM;
 	}

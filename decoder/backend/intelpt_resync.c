@@ -118,6 +118,56 @@ static int psb_fup(const struct intelpt_params *p, const uint8_t *data,
 	return found && rc >= 0;
 }
 
+/* libipt's packet decoder over data, at the packet at trace offset at;
+ * NULL when that fails. */
+static struct pt_packet_decoder *packets_at(const struct intelpt_params *p,
+					    const uint8_t *data, size_t size,
+					    uint64_t at)
+{
+	struct pt_packet_decoder *dec;
+	struct pt_config cfg;
+
+	intelpt_config(p, &cfg, data, data + size);
+	dec = pt_pkt_alloc_decoder(&cfg);
+	if (dec && pt_pkt_sync_set(dec, at) < 0) {
+		pt_pkt_free_decoder(dec);
+		dec = NULL;
+	}
+	return dec;
+}
+
+int intelpt_psb_fup_before(const struct intelpt_params *p, const uint8_t *data,
+			   size_t size, uint64_t at, uint64_t *ip)
+{
+	uint64_t psb = intelpt_psb_before(data, size, at), off = 0;
+	struct scan_state st = { 0 };
+	struct pt_packet_decoder *dec;
+	struct pt_packet pk;
+	int rc = 0, found = 0, in_psb = 1;
+
+	if (psb >= size || !(dec = packets_at(p, data, size, psb)))
+		return 0;
+	while (rc >= 0 && pt_pkt_get_offset(dec, &off) >= 0 && off < at &&
+	       (rc = pt_pkt_next(dec, &pk, sizeof(pk))) >= 0) {
+		if (in_psb) {
+			if (pk.type == ppt_fup)
+				found = packet_ip(&st, &pk.payload.ip, ip);
+			in_psb = pk.type != ppt_psbend;
+			continue;
+		}
+		switch (pk.type) {
+		case ppt_pad: case ppt_tsc: case ppt_tma: case ppt_mtc: case ppt_cyc:
+		case ppt_cbr: case ppt_mnt:
+			break;
+		default:
+			rc = -1;   /* the flow went on after the PSB+ */
+			break;
+		}
+	}
+	pt_pkt_free_decoder(dec);
+	return found && !in_psb && rc >= 0 && off == at;
+}
+
 int intelpt_resync_splice(const struct intelpt_params *p, const uint8_t *data,
 			  size_t size, uint64_t from, uint64_t ovf_from,
 			  uint64_t tsc, uint64_t err_ip, int how,

@@ -72,6 +72,12 @@ int intelpt_resync_splice(const struct intelpt_params *p, const uint8_t *data,
 			  uint64_t tsc, uint64_t err_ip, int how,
 			  struct intelpt_splice *s);
 
+/* The FUP IP of the PSB+ that the packet at trace offset at follows (with
+ * only timing packets and PADs between its PSBEND and at): 1 with *ip,
+ * else 0. */
+int intelpt_psb_fup_before(const struct intelpt_params *p, const uint8_t *data,
+			   size_t size, uint64_t at, uint64_t *ip);
+
 enum {
 	/* the packet at from did not match the flow (libipt's
 	 * pte_bad_query): perf's decoder read it when it found so, and

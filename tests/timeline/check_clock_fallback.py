@@ -14,11 +14,16 @@ NCPUS` recording of CMD:
     a. as ptdecode decodes a perf.data by default (after an error on from
        the next IP, past a bad packet where the flow was, as perf's
        decoder does): each CPU's instruction addresses are perf
-       script's; --stats counts the errors and resyncs; an error line is
-       listed; where --stats counts no clock fallback (perf's clock
-       followed over the bad packet) every line (address, CPU, thread,
-       time) is perf script's, in perf's order, else one warning says
-       so (a later mismatch error the clock does not follow);
+       script's; --stats counts the errors and resyncs; the error lines
+       come where perf script --itrace=e lists its errors (among CPU 1's
+       instructions, with perf's IP: the bad TIP's error before the
+       instructions that lead to the branch that needed it, as perf
+       reads a packet as soon as the one before it is used); where
+       --stats counts no clock fallback (perf's clock followed over the
+       bad packet) every line (address, CPU, thread, time) is perf
+       script's, in perf's order, and the error lines are where perf's
+       are among all lines, at their times, else one warning says so (a
+       later mismatch error the clock does not follow);
     b. with --resync-at-psb (libipt's restart at the next PSB): --stats
        counts the error and exactly one fallback queue, with at least as
        many fallback events as ptdecode lists instructions on CPU 1 after
@@ -72,15 +77,35 @@ def ns(text):
     return int(s) * 1000000000 + int(f)
 
 
-def perf_insns(cap):
+def perf_insns(cap, errors=None):
+    """perf script's instructions (ip, cpu, tid, ns); its error lines
+    appended to errors as error_at() gives them."""
     out = run(['perf', 'script', '-i', os.path.join(cap, 'perf.data'),
-               '--itrace=i0ns', '-F', 'cpu,tid,time,ip', '--ns']).stdout
-    # TID [CPU] TIME: IP
-    return [(int(p[3], 16), int(p[1].strip('[]')), int(p[0]), ns(p[2]))
-            for p in (l.split() for l in out.splitlines()) if len(p) == 4]
+               '--itrace=i0nse', '-F', 'cpu,tid,time,ip', '--ns']).stdout
+    seq = []
+    for line in out.splitlines():
+        p = line.split()   # TID [CPU] TIME: IP
+        if len(p) == 4:
+            seq.append((int(p[3], 16), int(p[1].strip('[]')), int(p[0]), ns(p[2])))
+        m = re.search(r'instruction trace error .* time (\d+\.\d+) cpu (\d+) .* ip (0x[0-9a-f]+) ',
+                      line)
+        if m and errors is not None:
+            errors.append(error_at(seq, int(m.group(2)), int(m.group(3), 16),
+                                   ns(m.group(1))))
+    return seq
 
 
-def ours(ptdecode, cap, dec, j, opts=()):
+def error_at(seq, cpu, ip, t):
+    """An error line's place: (lines before it, CPU cpu's instructions
+    before it, its IP, its time)."""
+    return (len(seq), sum(1 for e in seq if e[1] == cpu), ip, t)
+
+
+def ours(ptdecode, cap, dec, j, opts=(), errors=None, cpu=1):
+    """ptdecode --insn's instructions (ip, cpu, tid, ns), --stats, the
+    merged timeline's warnings and the first error line's place (lines
+    before it); its error lines appended to errors as error_at() gives
+    them for CPU cpu (the one clock_mutate.py damaged)."""
     r = run([ptdecode, '--decoder=' + dec, '-j', j, '--stats', '-t', '--no-sym',
              '--insn', '--no-disasm'] + list(opts) + [cap])
     seq, err = [], None
@@ -89,8 +114,12 @@ def ours(ptdecode, cap, dec, j, opts=()):
         if line.startswith('0x') and len(p) >= 4:
             seq.append((int(p[0], 16), int(p[1].strip('[]')),
                         int(p[2].split('/')[1]), ns(p[3])))
-        elif line.startswith('[error ') and err is None:
-            err = len(seq)
+        elif line.startswith('[error '):
+            if err is None:
+                err = len(seq)
+            m = re.search(r' ip=(0x[0-9a-f]+) .*time=(\d+\.\d+)', line)
+            if m and errors is not None:
+                errors.append(error_at(seq, cpu, int(m.group(1), 16), ns(m.group(2))))
     st = dict(re.findall(r'^([a-z ]+): (\d+)$', r.stdout, re.M))
     warns = [l for l in r.stderr.splitlines() if 'merged timeline:' in l]
     return seq, st, warns, err
@@ -139,9 +168,12 @@ def mutated(cap, mode):
     return out
 
 
-def main():
+def record(doc):
+    """Makes the recording the command line asks for (PTSYNTH PTDECODE OUT
+    NCPUS [ptsynth options] -- CMD); returns (ptdecode, out), or the exit
+    code (77: skipped, 1: failed)."""
     if len(sys.argv) < 7 or '--' not in sys.argv:
-        sys.exit(__doc__)
+        sys.exit(doc)
     ptsynth, ptdecode, cap, ncpus = sys.argv[1:5]
     rest = sys.argv[5:]
     if not shutil.which('perf'):
@@ -157,6 +189,14 @@ def main():
         fail('ptsynth exited %d: %s' % (r.returncode, r.stderr))
         return 1
     perf_home(cap + '.home', cap)
+    return ptdecode, cap
+
+
+def main():
+    rec = record(__doc__)
+    if not isinstance(rec, tuple):
+        return rec
+    ptdecode, cap = rec
 
     # 1. as recorded: nothing to fall back from
     _, st, warns, _ = ours(ptdecode, cap, 'fast', '1')
@@ -167,7 +207,8 @@ def main():
 
     # 2. a decode error in CPU 1's trace
     bad = mutated(cap, 'badpkt')
-    theirs = perf_insns(bad)
+    perr = []
+    theirs = perf_insns(bad, perr)
     cpu1 = sum(1 for e in theirs if e[1] == 1)
     cpus = sorted(set(e[1] for e in theirs))
     if not cpu1 or len(cpus) < 2:
@@ -176,10 +217,16 @@ def main():
     for dec in ('fast', 'libipt'):
         for j in ('1', '2'):
             what = '--decoder=%s -j%s' % (dec, j)
-            seq, st, warns, err = ours(ptdecode, bad, dec, j)
+            oerr = []
+            seq, st, warns, err = ours(ptdecode, bad, dec, j, errors=oerr)
             fb = st.get('clock fallback queues')
             flows = all([e[0] for e in seq if e[1] == c] == [e[0] for e in theirs if e[1] == c]
                         for c in cpus)
+            # the error lines where perf has them: among CPU 1's
+            # instructions with perf's IP; where all lines are compared,
+            # among all lines and at perf's time too
+            errs_at = oerr == perr if fb == '0' else \
+                [e[1:3] for e in oerr] == [e[1:3] for e in perr]
             same = sum(1 for x, y in zip(seq, theirs) if x == y)
             k = next((i for i, (x, y) in enumerate(zip(seq, theirs)) if x != y),
                      min(len(seq), len(theirs)))
@@ -188,17 +235,21 @@ def main():
             if not flows or (fb == '0' and seq != theirs) or err is None or \
                     int(st.get('errors', 0)) < 1 or \
                     int(st.get('resyncs after errors', 0)) < 1 or \
-                    (fb == '0') != (not warns):
+                    (fb == '0') != (not warns) or not errs_at:
                 fail('%s: %d lines, perf script %d, %d equal, first difference at %d; '
                      'addresses per CPU equal: %s; error line %s, errors %s, resyncs '
-                     '%s, clock fallback queues %s, warnings %s'
+                     '%s, clock fallback queues %s, warnings %s; error lines (lines '
+                     'before, CPU 1 instructions before, ip, ns) %s, perf script\'s %s'
                      % (what, len(seq), len(theirs), same, k, flows, err,
-                        st.get('errors'), st.get('resyncs after errors'), fb, warns))
+                        st.get('errors'), st.get('resyncs after errors'), fb, warns,
+                        oerr, perr))
             else:
                 print('OK %s: %d lines, perf script %d: every CPU\'s addresses perf\'s, '
                       '%d lines equal (error line at %d, %s resync(s)), clock fallback '
-                      'queues %s' % (what, len(seq), len(theirs), same, err,
-                                     st.get('resyncs after errors'), fb))
+                      'queues %s; %d error line(s) where perf script has them%s'
+                      % (what, len(seq), len(theirs), same, err,
+                         st.get('resyncs after errors'), fb, len(oerr),
+                         ' (all lines)' if fb == '0' else ' (among CPU 1\'s)'))
             what += ' --resync-at-psb'
             seq, st, warns, err = ours(ptdecode, bad, dec, j, ['--resync-at-psb'])
             q = int(st.get('clock fallback queues', -1))
